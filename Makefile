@@ -1,0 +1,169 @@
+# probecheck — build, test and report.
+#
+#   make            build the CLI, tools, fixtures and unit tests into $(O)
+#   make check      install missing deps, build, run unit tests + all suites,
+#                   regenerate RESULTS.md
+#   make help       everything else
+#
+# Out-of-tree: O=dir.  V=1 shows full commands.  COVERAGE=1 builds with gcov.
+# SANITIZE=address,undefined builds with sanitizers.
+
+O        ?= build
+V        ?= 0
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ABS_O    := $(abspath $(O))
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Missing build dependencies are installed by ci/install-deps (idempotent,
+# root, Debian 12).  We test for the files we actually need, not packages.
+DEP_FILES := /usr/include/bpf/libbpf.h /usr/include/gelf.h \
+             /usr/include/x86_64-linux-gnu/sys/sdt.h /usr/sbin/bpftool \
+             /usr/bin/clang /usr/bin/bats
+ifneq ($(filter-out help clean,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(strip $(foreach f,$(DEP_FILES),$(if $(wildcard $(f)),,$(f)))),)
+$(info probecheck: missing build dependencies, running ci/install-deps)
+$(shell ./ci/install-deps >&2)
+endif
+endif
+
+PKGS      := libbpf libelf zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf -lz)
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
+            -Wformat=2 -MMD -MP -I$(O) -iquote providers -iquote harness $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -lpthread
+ifeq ($(COVERAGE),1)
+CFLAGS   += --coverage -O0
+LDFLAGS  += --coverage
+endif
+ifneq ($(SANITIZE),)
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS  += -fsanitize=$(SANITIZE)
+endif
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.PHONY: all check check-unit check-suites coverage valgrind clean help results
+
+# ---- sources: no hand-kept lists; every file present takes part -----------
+PROV_SRCS  := $(wildcard providers/*.c)
+PROV_OBJS  := $(PROV_SRCS:%.c=$(O)/%.o)
+BPF_SRCS   := $(wildcard providers/bpf/*.bpf.c)
+BPF_OBJS   := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
+SKELS      := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/%.skel.h)
+CLI_SRCS   := $(wildcard harness/*.c)
+CLI_OBJS   := $(CLI_SRCS:%.c=$(O)/%.o)
+TOOL_SRCS  := $(wildcard harness/tools/*.c)
+TOOLS      := $(TOOL_SRCS:harness/tools/%.c=$(O)/tools/%)
+UNIT_SRCS  := $(wildcard suites/unit/test_*.c)
+UNITS      := $(UNIT_SRCS:suites/unit/%.c=$(O)/unit/%)
+PROBECHECK := $(O)/probecheck
+
+all: $(PROBECHECK) $(TOOLS) $(UNITS) fixtures
+
+$(O) $(O)/providers $(O)/harness $(O)/bpf $(O)/tools $(O)/unit $(O)/fixtures:
+	$(Q)mkdir -p $@
+
+# ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
+# vmlinux.h comes from the running kernel's BTF; CO-RE relocations make the
+# object portable to other kernels (6.1 .. 6.18) without rebuilding.
+$(O)/vmlinux.h: | $(O)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(O)/bpf/%.bpf.o: providers/bpf/%.bpf.c $(O)/vmlinux.h providers/pc_bpf.h | $(O)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(O) -Iproviders \
+		-c $< -o $@
+	$(Q)llvm-strip -g $@
+
+$(O)/%.skel.h: $(O)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# ---- C objects ------------------------------------------------------------
+$(O)/providers/%.o: providers/%.c $(SKELS) | $(O)/providers
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/harness/%.o: harness/%.c $(SKELS) | $(O)/harness
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(PROBECHECK): $(CLI_OBJS) $(PROV_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(O)/tools/%: harness/tools/%.c $(PROV_OBJS) | $(O)/tools
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(PROV_OBJS) $(LDLIBS) -o $@
+
+$(O)/unit/%: suites/unit/%.c suites/unit/unit.h $(PROV_OBJS) | $(O)/unit
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -iquote suites/unit $(LDFLAGS) $< $(PROV_OBJS) $(LDLIBS) -o $@
+
+# ---- fixtures: their own rules (variants) live beside them ----------------
+-include fixtures/fixtures.mk
+
+# ---- tests ----------------------------------------------------------------
+BATS     ?= bats
+SUITES   ?= $(sort $(wildcard suites/*.bats))
+RESULTS_DIR := $(O)/results
+
+check-unit: $(UNITS)
+	$(Q)rc=0; for t in $(UNITS); do $$t || rc=1; done; exit $$rc
+
+check-suites: all
+	$(Q)mkdir -p $(RESULTS_DIR)
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-suites $(RESULTS_DIR) $(SUITES)
+
+# One entry point: unit tests, suites, RESULTS.md.  The suites run even when
+# unit tests fail so the report is complete; the exit status reflects both.
+check: all
+	$(Q)mkdir -p $(RESULTS_DIR)
+	$(Q)start=$$(date +%s); \
+	./harness/run-unit $(RESULTS_DIR) $(UNITS); u=$$?; \
+	PROBECHECK_BUILD=$(ABS_O) ./harness/run-suites $(RESULTS_DIR) $(SUITES); s=$$?; \
+	./harness/write-results $(RESULTS_DIR) $$(( $$(date +%s) - start )) > RESULTS.md.tmp && \
+	mv RESULTS.md.tmp RESULTS.md; \
+	echo "probecheck: RESULTS.md updated"; \
+	test $$u -eq 0 -a $$s -eq 0
+
+coverage:
+	$(Q)rm -rf $(O)-cov
+	$(Q)$(MAKE) --no-print-directory O=$(O)-cov COVERAGE=1 all
+	$(Q)mkdir -p $(O)-cov/results
+	$(Q)./harness/run-unit $(O)-cov/results $(UNITS:$(O)/%=$(O)-cov/%) || true
+	$(Q)PROBECHECK_BUILD=$(abspath $(O)-cov) ./harness/run-suites $(O)-cov/results $(SUITES) || true
+	$(Q)./harness/coverage-report $(O)-cov | tee $(O)-cov/coverage.txt
+
+valgrind: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind
+
+clean:
+	$(call msg,CLEAN,$(O))
+	$(Q)rm -rf $(O) $(O)-cov
+
+help:
+	@echo 'probecheck targets:'
+	@echo '  all          build $(O)/probecheck, tools, fixtures, unit tests'
+	@echo '  check        deps + build + unit tests + all suites on this kernel; writes RESULTS.md'
+	@echo '  check-unit   C unit tests only'
+	@echo '  check-suites bats suites only (SUITES="suites/x.bats" to select)'
+	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/'
+	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
+	@echo '  clean        remove $(O) and $(O)-cov'
+	@echo 'variables: O=dir V=1 COVERAGE=1 SANITIZE=address,undefined SUITES=...'
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

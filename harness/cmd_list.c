@@ -1,0 +1,143 @@
+/*
+ * cmd_list.c — `probecheck list`: one line per probe site.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli.h"
+#include "log.h"
+#include "procmaps.h"
+#include "provider.h"
+
+static void print_hex_or_null(const char *key, uint64_t v, int have)
+{
+	if (have)
+		printf(",\"%s\":\"0x%llx\"", key, (unsigned long long)v);
+	else
+		printf(",\"%s\":null", key);
+}
+
+static void print_site_json(const struct site *st)
+{
+	printf("{\"provider\":");
+	json_str(stdout, st->st_provider);
+	printf(",\"name\":");
+	json_str(stdout, st->st_name);
+	printf(",\"path\":");
+	json_str(stdout, st->st_path);
+	printf(",\"pc\":\"0x%llx\",\"base\":\"0x%llx\"",
+	       (unsigned long long)st->st_note_pc,
+	       (unsigned long long)st->st_note_base);
+	print_hex_or_null("semaphore", st->st_note_sema, st->st_note_sema != 0);
+	printf(",\"args\":");
+	json_str(stdout, st->st_args);
+	if (st->st_pid) {
+		printf(",\"pid\":%d", st->st_pid);
+		print_hex_or_null("addr", st->st_pc + st->st_bias, 1);
+		print_hex_or_null("sema_addr", st->st_sema_vaddr + st->st_bias,
+				  st->st_sema_vaddr != 0);
+	}
+	printf("}\n");
+}
+
+static void print_site_text(const struct site *st)
+{
+	printf("%s %s:%s pc=0x%llx base=0x%llx", st->st_path, st->st_provider,
+	       st->st_name, (unsigned long long)st->st_note_pc,
+	       (unsigned long long)st->st_note_base);
+	if (st->st_note_sema)
+		printf(" sema=0x%llx", (unsigned long long)st->st_note_sema);
+	else
+		printf(" sema=-");
+	if (st->st_pid)
+		printf(" pid=%d addr=0x%llx", st->st_pid,
+		       (unsigned long long)(st->st_pc + st->st_bias));
+	printf(" args='%s'\n", st->st_args);
+}
+
+/* Every object of @pid; objects without notes are not candidates. */
+static int list_process(pid_t pid, struct site_set *ss)
+{
+	const struct provider *pv = provider_find("usdt");
+	struct pm_objects maps = { 0 };
+	int err, q = pc_log_quiet;
+
+	err = procmaps_read(pid, &maps);
+	if (err)
+		return err;
+	for (size_t i = 0; i < maps.po_n; i++) {
+		const struct pm_object *po = &maps.po_v[i];
+		size_t first = ss->ss_n;
+
+		pc_log_quiet = 1;
+		err = pv->pv_list(po->po_open_path, po->po_path, ss);
+		pc_log_quiet = q;
+		if (err == -ENOMEM)
+			break;
+		for (size_t j = first; j < ss->ss_n; j++) {
+			ss->ss_v[j].st_pid = pid;
+			ss->ss_v[j].st_bias = po->po_bias;
+		}
+		err = 0;
+	}
+	procmaps_free(&maps);
+	return err;
+}
+
+static int list_file(const char *path, struct site_set *ss)
+{
+	const struct provider *pv = provider_find("usdt");
+	struct stat sb;
+
+	if (stat(path, &sb)) {
+		pc_err("usdt: '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		pc_err("usdt: '%s': not a regular file", path);
+		return -EINVAL;
+	}
+	return pv->pv_list(path, path, ss);
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct site_set ss = { 0 };
+	int json = 0, c, err;
+	pid_t pid = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+jp:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = 1; break;
+		case 'p':
+			if (parse_pid(optarg, &pid))
+				return EXIT_USAGE;
+			break;
+		case 'h': usage(stdout); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if ((pid && optind != argc) || (!pid && optind != argc - 1)) {
+		pc_err("list: give exactly one FILE or -p PID");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	err = pid ? list_process(pid, &ss) : list_file(argv[optind], &ss);
+	if (err < 0) {
+		site_set_free(&ss);
+		return err == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	for (size_t i = 0; i < ss.ss_n; i++)
+		(json ? print_site_json : print_site_text)(&ss.ss_v[i]);
+	site_set_free(&ss);
+	return EXIT_OK;
+}

@@ -1,0 +1,153 @@
+/*
+ * cmd_trace.c — `probecheck trace`: options and probe resolution.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "log.h"
+#include "procmaps.h"
+#include "provider.h"
+#include "trace.h"
+
+static int parse_str_list(const char *s, uint32_t *mask)
+{
+	char *copy = strdup(s), *tok, *save = NULL, *end;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		long v = strtol(tok, &end, 10);
+
+		if (!*tok || *end || v < 0 || v >= PC_MAX_ARGS) {
+			pc_err("--str '%s': '%s' is not an argument index 0..%d",
+			       s, tok, PC_MAX_ARGS - 1);
+			err = -EINVAL;
+			break;
+		}
+		*mask |= 1u << v;
+	}
+	free(copy);
+	return err;
+}
+
+static int parse_opts(int argc, char **argv, struct trace_opts *o)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "str", required_argument, NULL, 's' },
+		{ "ready", required_argument, NULL, 'r' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+jc:p:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': o->to_json = 1; break;
+		case 's':
+			if (parse_str_list(optarg, &o->to_str_mask))
+				return -EINVAL;
+			break;
+		case 'r': o->to_ready = optarg; break;
+		case 'c': o->to_cmd = optarg; break;
+		case 'p':
+			if (parse_pid(optarg, &o->to_pid))
+				return -EINVAL;
+			break;
+		case 'v': pc_log_verbose = 1; break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: return -EINVAL;
+		}
+	}
+	if (!o->to_cmd == !o->to_pid) {
+		pc_err("trace: give exactly one of -c CMD or -p PID");
+		return -EINVAL;
+	}
+	if (o->to_cmd && !*o->to_cmd) {
+		pc_err("trace: -c: empty command");
+		return -EINVAL;
+	}
+	if (optind == argc) {
+		pc_err("trace: no PROBE given");
+		return -EINVAL;
+	}
+	o->to_probes = argv + optind;
+	o->to_nprobes = argc - optind;
+	return 0;
+}
+
+/* Unreadable operands are reported once per site, not per event. */
+static void warn_bad_operands(const struct site_set *ss)
+{
+	for (size_t i = 0; i < ss->ss_n; i++) {
+		const struct site *st = &ss->ss_v[i];
+
+		if (st->st_bad_mask)
+			pc_err("usdt: '%s' %s:%s at 0x%llx: %s (traced as null)",
+			       st->st_path, st->st_provider, st->st_name,
+			       (unsigned long long)st->st_pc, st->st_bad_why);
+	}
+}
+
+int trace_resolve(const struct trace_opts *o, struct site_set *ss)
+{
+	struct pm_objects maps = { 0 };
+	struct target tg = { .tg_pid = o->to_pid };
+	int err = 0;
+
+	if (o->to_pid) {
+		err = procmaps_read(o->to_pid, &maps);
+		if (err)
+			return err;
+		tg.tg_maps = &maps;
+	}
+	for (int i = 0; i < o->to_nprobes && !err; i++) {
+		struct probe_req req;
+		int n;
+
+		err = probe_req_parse(o->to_probes[i], &req);
+		if (err)
+			break;
+		n = provider_find(req.pr_kind)->pv_resolve(&req, &tg, ss);
+		if (n == 0) {
+			pc_err("probe '%s': no probe matches", req.pr_text);
+			n = -ENOENT;
+		}
+		err = n < 0 ? n : 0;
+		probe_req_free(&req);
+	}
+	procmaps_free(&maps);
+	if (err)
+		return err;
+	site_set_sort(ss);
+	for (size_t i = 0; i < ss->ss_n; i++)
+		ss->ss_v[i].st_spec.ps_str_mask = o->to_str_mask;
+	warn_bad_operands(ss);
+	return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_opts o = { 0 };
+	struct site_set ss = { 0 };
+	int err, rc;
+
+	if (parse_opts(argc, argv, &o)) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	err = trace_resolve(&o, &ss);
+	if (err) {
+		site_set_free(&ss);
+		return err == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	rc = trace_run(&o, &ss);
+	site_set_free(&ss);
+	return rc;
+}

@@ -1,0 +1,36 @@
+/*
+ * trace.h — state shared by the pieces of `probecheck trace`.
+ */
+#ifndef PC_TRACE_H
+#define PC_TRACE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "site.h"
+
+struct trace_opts {
+	int    to_json;
+	uint32_t to_str_mask;   /* --str: argument indexes read as strings */
+	const char *to_ready;   /* --ready FILE */
+	const char *to_cmd;     /* -c */
+	pid_t  to_pid;          /* -p */
+	char **to_probes;
+	int    to_nprobes;
+};
+
+struct trace_out {
+	const struct site_set *tr_sites;  /* pe_spec_id indexes this */
+	int    tr_json;
+};
+
+/* session_event_fn for the event ring: one output line per event. */
+void trace_print_event(void *ctx, const struct pc_event *ev,
+		       const char (*strs)[PC_STR_LEN]);
+
+/* Resolve every PROBE into sites; exit code semantics (2 = bad input). */
+int trace_resolve(const struct trace_opts *o, struct site_set *ss);
+
+/* Attach, run, drain, detach; returns an exit code. */
+int trace_run(const struct trace_opts *o, struct site_set *ss);
+
+#endif

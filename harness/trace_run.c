@@ -1,0 +1,211 @@
+/*
+ * trace_run.c — attach, release the command, pump events, detach.
+ *
+ * Synchronisation without sleeps: with -c the command is forked first and
+ * blocks reading a pipe; it is released only after every probe is
+ * attached (and the --ready file written), so it cannot run ahead of the
+ * tracer.  The loop then polls three fds: the ring's epoll fd, a pidfd of
+ * the traced process (readable when it exits), and a signalfd for
+ * SIGINT/SIGTERM.  Events are committed to the ring before the process can
+ * exit, so draining after the pidfd fires loses nothing.
+ *
+ * -c runs CMD through /bin/sh.  dash forks for a plain `sh -c 'prog args'`
+ * instead of exec'ing it, so for a simple command we prefix `exec`: the
+ * traced process is then the command itself.  A compound command (with
+ * ; & | < > ( ) etc., or leading VAR=value) runs as given: only the shell
+ * process is traced until descendants can be followed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include "cli.h"
+#include "log.h"
+#include "session.h"
+#include "trace.h"
+
+static int is_simple_command(const char *cmd)
+{
+	size_t first = strcspn(cmd, " \t");
+
+	if (strpbrk(cmd, ";&|<>(){}\n`"))
+		return 0;
+	return memchr(cmd, '=', first) == NULL;
+}
+
+static pid_t spawn_blocked(const char *cmd, const sigset_t *oldmask,
+			   int *release_fd)
+{
+	int p[2];
+	pid_t pid;
+	char go;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		char *line = NULL;
+
+		close(p[1]);
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		if (read(p[0], &go, 1) != 1)
+			_exit(127);     /* the tracer gave up */
+		if (is_simple_command(cmd) && asprintf(&line, "exec %s", cmd) < 0)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", line ? line : cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	*release_fd = p[1];
+	return pid;
+}
+
+static int write_ready(const char *path)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) ||
+	    rename(tmp, path)) {
+		pc_err("--ready '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Returns 1 when tracing should stop, 0 to go on, -errno on failure. */
+static int pump(struct pc_session *s, struct pollfd *pf, pid_t child)
+{
+	struct signalfd_siginfo si;
+	int n;
+
+	n = poll(pf, 3, -1);
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (pf[0].revents && session_poll(s, 0) < 0)
+		return -EIO;
+	if (pf[2].revents && read(pf[2].fd, &si, sizeof(si)) == sizeof(si)) {
+		if (child > 0)
+			kill(child, si.ssi_signo);
+		return 1;
+	}
+	return pf[1].revents ? 1 : 0;
+}
+
+static int wait_child(pid_t child)
+{
+	int status;
+
+	if (child <= 0)
+		return EXIT_OK;
+	while (waitpid(child, &status, 0) < 0)
+		if (errno != EINTR)
+			return EXIT_RUNTIME;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return EXIT_OK;
+	if (WIFEXITED(status))
+		pc_err("trace: command exited with status %d",
+		       WEXITSTATUS(status));
+	else
+		pc_err("trace: command killed by signal %d", WTERMSIG(status));
+	return EXIT_RUNTIME;
+}
+
+static void summary(struct pc_session *s)
+{
+	uint64_t hits, drops, delivered;
+
+	session_counts(s, &hits, &drops, &delivered);
+	fflush(stdout);
+	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
+		(unsigned long long)delivered, (unsigned long long)drops,
+		(unsigned long long)hits);
+	if (delivered + drops != hits)
+		pc_err("trace: accounting mismatch: delivered + dropped != hits");
+}
+
+int trace_run(const struct trace_opts *o, struct site_set *ss)
+{
+	struct trace_out out = { .tr_sites = ss, .tr_json = o->to_json };
+	struct session_opts so = { .so_filter_pids = 1,
+				   .so_event = trace_print_event,
+				   .so_ctx = &out };
+	struct pc_session *s = NULL;
+	struct pollfd pf[3];
+	sigset_t mask, old;
+	int rc = EXIT_RUNTIME, release = -1, pidfd = -1, sigfd = -1, err;
+	pid_t target = o->to_pid, child = 0;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sigfd < 0 || session_open(&so, &s))
+		goto out;
+	if (o->to_cmd) {
+		child = spawn_blocked(o->to_cmd, &old, &release);
+		if (child < 0) {
+			pc_err("trace: cannot start '%s': %s", o->to_cmd,
+			       strerror(-child));
+			goto out;
+		}
+		target = child;
+	}
+	pidfd = syscall(SYS_pidfd_open, target, 0);
+	if (pidfd < 0) {
+		pc_err("trace: pid %d: %s", target, strerror(errno));
+		goto out;
+	}
+	if (session_add_pid(s, target))
+		goto out;
+	err = session_attach(s, ss, target);
+	if (err) {
+		if (err == -ESRCH)
+			pc_err("trace: pid %d exited during attach", target);
+		goto out;
+	}
+	if (o->to_ready && write_ready(o->to_ready))
+		goto out;
+	if (release >= 0 && write(release, "g", 1) != 1)
+		goto out;
+	pf[0] = (struct pollfd){ .fd = session_epoll_fd(s), .events = POLLIN };
+	pf[1] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	pf[2] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
+	while (!(err = pump(s, pf, child)))
+		fflush(stdout);
+	session_drain(s);
+	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
+	summary(s);
+out:
+	session_close(s);
+	if (release >= 0)
+		close(release);         /* an unreleased child exits 127 */
+	if (child > 0) {
+		int crc = wait_child(child);
+
+		if (rc == EXIT_OK)
+			rc = crc;
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

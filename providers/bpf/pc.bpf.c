@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pc.bpf.c — the one program behind every USDT site.
+ *
+ * Kernel mechanism: a uprobe (perf_event_open on the uprobe PMU) runs this
+ * program with the user registers at the breakpoint.  The BPF cookie of the
+ * attachment (5.15+) indexes pc_specs, which says how to fetch each argument:
+ * from a register, from user memory, or as a constant.  Extension to 64 bits
+ * follows the operand's declared size and sign, so -1@%al reads as -1 and
+ * 1@%al as 255.
+ *
+ * Accounting: every hit that passes the pid filter counts in pc_counters
+ * HITS; a hit whose event does not fit in the ring counts in DROPS.  The
+ * consumer counts what it receives; delivered + dropped == hits exactly.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "pc_bpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set before load: when non-zero only tgids in pc_pids produce events. */
+const volatile __u32 pc_filter_pids = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PC_MAX_SPECS);
+	__type(key, __u32);
+	__type(value, struct pc_spec);
+} pc_specs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} pc_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} pc_ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PC_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} pc_counters SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&pc_counters, &which);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u64 extend(__u64 v, const struct pc_arg *a)
+{
+	int bits = (8 - a->pa_size) * 8;
+
+	if (a->pa_size >= 8 || a->pa_size == 0)
+		return v;
+	if (a->pa_signed)
+		return (__u64)(((__s64)(v << bits)) >> bits);
+	return (v << bits) >> bits;
+}
+
+static __always_inline __u64 reg_at(struct pt_regs *ctx, __s16 off, int *err)
+{
+	__u64 v = 0;
+
+	/* ctx cannot be indexed with a variable offset directly. */
+	if (off < 0 || off > (int)(sizeof(struct pt_regs) - 8)) {
+		*err = 1;
+		return 0;
+	}
+	if (bpf_probe_read_kernel(&v, sizeof(v), (void *)ctx + off))
+		*err = 1;
+	return v;
+}
+
+/* One argument; sets *err when it cannot be read. */
+static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
+				       const struct pc_arg *a, int *err)
+{
+	__u64 v = 0, addr;
+
+	switch (a->pa_kind) {
+	case PC_ARG_CONST:
+		return extend((__u64)a->pa_val, a);
+	case PC_ARG_REG:
+		v = reg_at(ctx, a->pa_reg_off, err) >> (a->pa_reg_shift & 63);
+		return extend(v, a);
+	case PC_ARG_MEM:
+		addr = (__u64)a->pa_val;
+		if (a->pa_reg_off >= 0)
+			addr += reg_at(ctx, a->pa_reg_off, err);
+		if (a->pa_idx_off >= 0)
+			addr += reg_at(ctx, a->pa_idx_off, err)
+				<< (a->pa_scale_shift & 3);
+		if (a->pa_ip_rel)
+			addr += PT_REGS_IP(ctx);
+		if (a->pa_size > 8 || a->pa_size == 0 ||
+		    bpf_probe_read_user(&v, a->pa_size & 15, (void *)addr))
+			*err = 1;
+		return extend(v, a);
+	default:
+		*err = 1;
+		return 0;
+	}
+}
+
+static __always_inline int pid_wanted(__u32 tgid)
+{
+	if (!pc_filter_pids)
+		return 1;
+	return bpf_map_lookup_elem(&pc_pids, &tgid) != NULL;
+}
+
+static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
+				 const struct pc_spec *s, __u32 id, __u64 pid_tgid)
+{
+	e->pe_ts = bpf_ktime_get_ns();
+	e->pe_pid = pid_tgid >> 32;
+	e->pe_tid = (__u32)pid_tgid;
+	e->pe_cpu = bpf_get_smp_processor_id();
+	e->pe_spec_id = id;
+	e->pe_nargs = s->ps_nargs;
+	e->pe_err_mask = 0;
+	for (int i = 0; i < PC_MAX_ARGS; i++) {
+		int err = 0;
+
+		e->pe_args[i] = 0;
+		if (i >= s->ps_nargs)
+			continue;
+		e->pe_args[i] = fetch_arg(ctx, &s->ps_args[i], &err);
+		if (err)
+			e->pe_err_mask |= 1u << i;
+	}
+}
+
+static __always_inline void fill_strings(struct pc_event_str *e,
+					 const struct pc_spec *s)
+{
+	for (int i = 0; i < PC_MAX_ARGS; i++) {
+		e->ps_str[i][0] = 0;
+		if (!(s->ps_str_mask & (1u << i)) || i >= s->ps_nargs)
+			continue;
+		if (e->ps_ev.pe_err_mask & (1u << i))
+			continue;
+		if (bpf_probe_read_user_str(e->ps_str[i], PC_STR_LEN,
+					    (void *)e->ps_ev.pe_args[i]) < 0)
+			e->ps_ev.pe_err_mask |= 1u << i;
+	}
+}
+
+static __always_inline int handle(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
+	const struct pc_spec *s;
+
+	if (!pid_wanted(pid_tgid >> 32))
+		return 0;
+	count(PC_CNT_HITS);
+	s = bpf_map_lookup_elem(&pc_specs, &id);
+	if (!s)
+		goto drop;
+
+	if (s->ps_str_mask) {
+		struct pc_event_str *e;
+
+		e = bpf_ringbuf_reserve(&pc_ring, sizeof(*e), 0);
+		if (!e)
+			goto drop;
+		fill(ctx, &e->ps_ev, s, id, pid_tgid);
+		fill_strings(e, s);
+		bpf_ringbuf_submit(e, 0);
+	} else {
+		struct pc_event *e;
+
+		e = bpf_ringbuf_reserve(&pc_ring, sizeof(*e), 0);
+		if (!e)
+			goto drop;
+		fill(ctx, e, s, id, pid_tgid);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return 0;
+drop:
+	count(PC_CNT_DROPS);
+	return 0;
+}
+
+SEC("uprobe")
+int pc_usdt(struct pt_regs *ctx)
+{
+	return handle(ctx);
+}

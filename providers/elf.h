@@ -1,0 +1,53 @@
+/*
+ * elf.h — the ELF facts the providers need, read with libelf.
+ *
+ * An elf_obj is one opened ELF file.  Addresses are link-time virtual
+ * addresses; a uprobe wants a file offset, which comes from the PT_LOAD
+ * segment containing the address (not from a section: lld emits segments
+ * whose p_vaddr != p_offset, and a semaphore lives in .probes, not .text).
+ */
+#ifndef PC_ELF_H
+#define PC_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <libelf.h>
+#include <gelf.h>
+
+struct elf_obj {
+	char   *eo_path;        /* path as opened */
+	int     eo_fd;
+	Elf    *eo_elf;
+	GElf_Ehdr eo_ehdr;      /* e_type: ET_EXEC, ET_DYN */
+	size_t  eo_nphdr;
+	GElf_Phdr *eo_phdrs;    /* copy of the program headers */
+};
+
+/* 0 or -errno (-ENOENT missing, -ENOEXEC not ELF/truncated/not x86-64). */
+int  elf_obj_open(const char *path, struct elf_obj **out);
+void elf_obj_close(struct elf_obj *eo);
+
+/* Section by name: 0 and *shdr / *scn, or -ENOENT. */
+int  elf_obj_find_section(struct elf_obj *eo, const char *name,
+			  GElf_Shdr *shdr, Elf_Scn **scn);
+
+/* Link-time vaddr -> file offset through PT_LOAD.  0 or -ERANGE. */
+int  elf_obj_vaddr_to_off(const struct elf_obj *eo, uint64_t vaddr,
+			  uint64_t *off);
+
+/*
+ * Symbol value (link-time vaddr) from .symtab, then .dynsym; 0 or -ENOENT.
+ * Used for rip-relative and symbolic SIB operands.
+ */
+int  elf_obj_sym_addr(struct elf_obj *eo, const char *name, uint64_t *addr);
+
+/* Lowest p_vaddr - p_offset alignment-adjusted: see elf_obj_load_bias(). */
+/*
+ * Load bias of this object in a process, given one mapping of it: the
+ * mapping's start address and file offset (from /proc/PID/maps).
+ * bias = runtime address - link-time address.
+ */
+int  elf_obj_load_bias(const struct elf_obj *eo, uint64_t map_start,
+		       uint64_t map_off, uint64_t *bias);
+
+#endif

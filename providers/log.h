@@ -1,0 +1,18 @@
+/*
+ * log.h — one error convention: functions return 0 or a negative errno and
+ * say why on stderr, naming the thing and the reason:
+ *     probecheck: usdt: '/bin/x': no .note.stapsdt section
+ */
+#ifndef PC_LOG_H
+#define PC_LOG_H
+
+#include <stdarg.h>
+
+void pc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void pc_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Tests silence expected errors; -v enables debug output. */
+extern int pc_log_quiet;
+extern int pc_log_verbose;
+
+#endif

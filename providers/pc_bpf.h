@@ -1,0 +1,83 @@
+/*
+ * pc_bpf.h — the contract between the BPF programs and userspace.
+ *
+ * Included by the .bpf.c programs (with vmlinux.h) and by C code (with
+ * <linux/types.h>).  One BPF program serves every probe site: the BPF cookie
+ * of each attachment is the index of that site's argument spec in the
+ * `specs` array map, so thousands of sites with different operand specs
+ * share one program.
+ */
+#ifndef PC_BPF_H
+#define PC_BPF_H
+
+#define PC_MAX_ARGS   12
+#define PC_STR_LEN    256       /* bytes kept per string argument, incl. NUL */
+#define PC_MAX_SPECS  65536
+
+/* How one argument is fetched.  Filled by spec_parse_arg() in userspace. */
+enum pc_arg_kind {
+	PC_ARG_NONE  = 0,       /* unused slot */
+	PC_ARG_CONST = 1,       /* pa_val is the value */
+	PC_ARG_REG   = 2,       /* value of register pa_reg_off (>> pa_reg_shift) */
+	PC_ARG_MEM   = 3,       /* *(base + idx << scale + pa_val [+ ip bias]) */
+	PC_ARG_BAD   = 4,       /* operand we cannot read: reported, never guessed */
+};
+
+/*
+ * One argument.  Register fields are byte offsets into the kernel's
+ * struct pt_regs (x86-64), or -1 for "no register".
+ *
+ * PC_ARG_MEM with pa_ip_rel: the operand named a link-time address
+ * (sym(%rip), sym(,%idx,scale), ...).  pa_val then holds
+ * (link-time address - link-time probe pc), and the BPF side adds the
+ * runtime probe address (pt_regs->ip at the breakpoint), which makes the
+ * load bias of the object cancel out without userspace knowing it.
+ */
+struct pc_arg {
+	__u8  pa_kind;          /* enum pc_arg_kind */
+	__u8  pa_size;          /* 1, 2, 4 or 8 bytes */
+	__u8  pa_signed;        /* sign-extend from pa_size, else zero-extend */
+	__u8  pa_reg_shift;     /* 8 for %ah/%bh/%ch/%dh, else 0 */
+	__s16 pa_reg_off;       /* base register, -1 none */
+	__s16 pa_idx_off;       /* index register, -1 none */
+	__u8  pa_scale_shift;   /* log2 of SIB scale (0..3) */
+	__u8  pa_ip_rel;        /* add runtime probe address, see above */
+	__u8  pa_pad[6];
+	__s64 pa_val;           /* constant, or displacement */
+};
+
+struct pc_spec {
+	__u32 ps_nargs;         /* 0..PC_MAX_ARGS */
+	__u32 ps_str_mask;      /* bit i: fetch arg i as a user string */
+	__u32 ps_probe_id;      /* userspace's index of the probe name */
+	__u32 ps_flags;         /* PC_SPEC_* */
+	struct pc_arg ps_args[PC_MAX_ARGS];
+};
+
+#define PC_SPEC_RETURN  1       /* return probe: arg 0 is the return value */
+
+/* Event header, followed by PC_MAX_ARGS strings when ps_str_mask != 0. */
+struct pc_event {
+	__u64 pe_ts;            /* bpf_ktime_get_ns() */
+	__u32 pe_pid;           /* tgid */
+	__u32 pe_tid;
+	__u32 pe_cpu;
+	__u32 pe_spec_id;       /* cookie: index into the specs map */
+	__u32 pe_nargs;
+	__u32 pe_err_mask;      /* bit i: arg i could not be read */
+	__u64 pe_args[PC_MAX_ARGS];
+};
+
+struct pc_event_str {
+	struct pc_event ps_ev;
+	char ps_str[PC_MAX_ARGS][PC_STR_LEN];
+};
+
+/* Indexes of the per-CPU `counters` array map. */
+enum pc_counter {
+	PC_CNT_HITS = 0,        /* breakpoint hits that passed the pid filter */
+	PC_CNT_DROPS = 1,       /* hits whose event did not fit in the ring */
+	PC_CNT_MAX,
+};
+
+#endif /* PC_BPF_H */

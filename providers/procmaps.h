@@ -1,0 +1,37 @@
+/*
+ * procmaps.h — which ELF objects a process maps, and where.
+ *
+ * For -p PID every file-backed executable mapping in /proc/PID/maps is a
+ * candidate object.  Paths are opened through /proc/PID/root so a process
+ * in another mount namespace or chroot is read correctly.
+ */
+#ifndef PC_PROCMAPS_H
+#define PC_PROCMAPS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct pm_object {
+	char    *po_path;       /* path as the process sees it */
+	char    *po_open_path;  /* /proc/PID/root + po_path */
+	uint64_t po_start;      /* lowest mapping of the object */
+	uint64_t po_off;        /* file offset of that mapping */
+	uint64_t po_bias;       /* runtime - link-time address, 0 if unknown */
+	unsigned long po_dev;
+	unsigned long po_ino;
+};
+
+struct pm_objects {
+	struct pm_object *po_v;
+	size_t po_n;
+};
+
+/* 0, -ESRCH (no such process), or -errno. */
+int  procmaps_read(pid_t pid, struct pm_objects *out);
+void procmaps_free(struct pm_objects *o);
+/* Find the object whose path (as the process sees it) is @path. */
+const struct pm_object *procmaps_find(const struct pm_objects *o,
+				      const char *path);
+
+#endif

@@ -1,0 +1,170 @@
+/*
+ * prov_usdt.c — the USDT provider: probes from .note.stapsdt.
+ *
+ * Kernel mechanism: one uprobe per site at the note's pc (as a file offset
+ * through PT_LOAD), with the semaphore's file offset as the uprobe's
+ * ref_ctr_offset (Linux 4.20+) when the note names one.  The kernel keys
+ * uprobes by (inode, offset), so a site in a library fires in every
+ * process that maps it, including those that map it after we attach.
+ *
+ * Probe syntax: usdt:PATH:PROVIDER:NAME, PROVIDER and NAME shell globs.
+ * With -p PID, PATH is resolved through /proc/PID/root, and "*" means
+ * every ELF object the process maps.
+ *
+ * Quirks: operands the tracer cannot read (floating point, %xmm) are
+ * marked per argument and reported; the other arguments keep their
+ * numbers.  rip-relative and symbolic operands are resolved from the
+ * object's .symtab/.dynsym at resolve time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elf.h"
+#include "log.h"
+#include "note.h"
+#include "provider.h"
+#include "spec.h"
+
+static int sym_cb(void *ctx, const char *name, uint64_t *addr)
+{
+	return elf_obj_sym_addr(ctx, name, addr);
+}
+
+static int site_from_note(struct elf_obj *eo, const struct usdt_note *n,
+			  const char *shown, const char *opened,
+			  const struct pm_object *po, pid_t pid,
+			  struct site_set *out)
+{
+	struct site *st = site_set_add(out);
+	int nargs;
+
+	if (!st)
+		return -ENOMEM;
+	st->st_path = strdup(shown);
+	st->st_open_path = strdup(opened);
+	st->st_provider = strdup(n->un_provider);
+	st->st_name = strdup(n->un_name);
+	st->st_args = strdup(n->un_args);
+	if (!st->st_path || !st->st_open_path || !st->st_provider ||
+	    !st->st_name || !st->st_args)
+		return -ENOMEM;
+	st->st_note_pc = n->un_pc;
+	st->st_note_base = n->un_base;
+	st->st_note_sema = n->un_sema;
+	st->st_pc = n->un_pc_vaddr;
+	st->st_off = n->un_pc_off;
+	st->st_sema_off = n->un_sema_off;
+	st->st_sema_vaddr = n->un_sema_vaddr;
+	if (po) {
+		st->st_pid = pid;
+		st->st_bias = po->po_bias;
+	}
+	nargs = spec_parse(n->un_args, n->un_pc_vaddr, sym_cb, eo,
+			   &st->st_spec, &st->st_bad_mask, st->st_bad_why,
+			   sizeof(st->st_bad_why));
+	if (nargs < 0) {
+		pc_err("usdt: '%s': %s:%s: cannot parse arguments '%s'",
+		       shown, n->un_provider, n->un_name, n->un_args);
+		return nargs;
+	}
+	return 0;
+}
+
+/*
+ * Sites of one object matching @prov/@name (NULL: all).  Returns the
+ * number added, or -errno.  @quiet_nonotes: an object of "*" without
+ * notes is simply not a candidate.
+ */
+static int object_sites(const char *opened, const char *shown,
+			const struct pm_object *po, pid_t pid,
+			const char *prov, const char *name, int quiet_nonotes,
+			struct site_set *out)
+{
+	struct elf_obj *eo = NULL;
+	struct usdt_notes notes = { 0 };
+	int err, added = 0, q = pc_log_quiet;
+
+	if (quiet_nonotes)
+		pc_log_quiet = 1;
+	err = elf_obj_open(opened, &eo);
+	if (!err)
+		err = usdt_notes_read(eo, &notes);
+	pc_log_quiet = q;
+	if (err) {
+		if (quiet_nonotes)
+			err = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < notes.un_n; i++) {
+		const struct usdt_note *n = &notes.un_v[i];
+
+		if (prov && (!site_glob(prov, n->un_provider) ||
+			     !site_glob(name, n->un_name)))
+			continue;
+		err = site_from_note(eo, n, shown, opened, po, pid, out);
+		if (err)
+			goto out;
+		added++;
+	}
+	err = added;
+out:
+	usdt_notes_free(&notes);
+	elf_obj_close(eo);
+	return err;
+}
+
+static int resolve_in_process(const struct probe_req *req,
+			      const struct target *tg, struct site_set *out)
+{
+	const struct pm_objects *m = tg->tg_maps;
+	int all = !strcmp(req->pr_path, "*"), total = 0, n;
+
+	for (size_t i = 0; i < m->po_n; i++) {
+		const struct pm_object *po = &m->po_v[i];
+
+		if (!all && strcmp(po->po_path, req->pr_path))
+			continue;
+		n = object_sites(po->po_open_path, po->po_path, po, tg->tg_pid,
+				 req->pr_a, req->pr_b, all, out);
+		if (n < 0)
+			return n;
+		total += n;
+		if (!all)
+			return total;
+	}
+	if (all)
+		return total;
+	/* Not mapped (yet): the uprobe on the file still works by inode. */
+	char opened[4096];
+
+	snprintf(opened, sizeof(opened), "/proc/%d/root%s", tg->tg_pid,
+		 req->pr_path);
+	return object_sites(opened, req->pr_path, NULL, 0, req->pr_a,
+			    req->pr_b, 0, out);
+}
+
+static int usdt_resolve(const struct probe_req *req, const struct target *tg,
+			struct site_set *out)
+{
+	if (tg->tg_pid && tg->tg_maps)
+		return resolve_in_process(req, tg, out);
+	if (!strcmp(req->pr_path, "*")) {
+		pc_err("probe '%s': PATH '*' needs -p PID", req->pr_text);
+		return -EINVAL;
+	}
+	return object_sites(req->pr_path, req->pr_path, NULL, 0, req->pr_a,
+			    req->pr_b, 0, out);
+}
+
+static int usdt_list(const char *path, const char *shown, struct site_set *out)
+{
+	return object_sites(path, shown, NULL, 0, NULL, NULL, 0, out);
+}
+
+const struct provider usdt_provider = {
+	.pv_name = "usdt",
+	.pv_syntax = "usdt:PATH:PROVIDER:NAME",
+	.pv_resolve = usdt_resolve,
+	.pv_list = usdt_list,
+};

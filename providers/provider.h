@@ -1,0 +1,60 @@
+/*
+ * provider.h — one typed ops table per provider.
+ *
+ * A provider turns what the user wrote (one PROBE argument, or one file to
+ * list) into probe sites.  Attaching, fetching arguments and delivering
+ * events are the core's job and are the same for every provider.
+ *
+ * Each providers/prov_*.c file holds static helpers and ends with its
+ * table; providers/providers.c lists them.  Every hook is mandatory, so no
+ * caller ever tests a hook for NULL.
+ */
+#ifndef PC_PROVIDER_H
+#define PC_PROVIDER_H
+
+#include <sys/types.h>
+#include "site.h"
+#include "procmaps.h"
+
+/* One PROBE argument split at ':' — e.g. usdt:PATH:PROVIDER:NAME. */
+struct probe_req {
+	const char *pr_text;    /* as typed, for messages */
+	char *pr_kind;          /* "usdt" */
+	char *pr_path;          /* PATH, or "*" (every object of -p PID) */
+	char *pr_a;             /* usdt: PROVIDER glob */
+	char *pr_b;             /* usdt: NAME glob */
+};
+
+/* What the probes are resolved against. */
+struct target {
+	pid_t tg_pid;           /* 0: no process (list FILE, trace -c) */
+	const struct pm_objects *tg_maps;  /* objects of tg_pid, or NULL */
+};
+
+struct provider {
+	const char *pv_name;    /* prefix of PROBE: "usdt" */
+	const char *pv_syntax;  /* for usage: "usdt:PATH:PROVIDER:NAME" */
+	/*
+	 * Append every site matching @req to @out.  Returns the number of
+	 * sites added (0 is not an error here: the caller says "no probe
+	 * matches"), or -errno after a message naming the object and reason.
+	 */
+	int (*pv_resolve)(const struct probe_req *req, const struct target *tg,
+			  struct site_set *out);
+	/*
+	 * Append every site of one object (@path as opened, @shown as the
+	 * user sees it).  Returns sites added or -errno with a message.
+	 */
+	int (*pv_list)(const char *path, const char *shown,
+		       struct site_set *out);
+};
+
+/* NULL-terminated, in providers.c. */
+extern const struct provider *const pc_providers[];
+const struct provider *provider_find(const char *name);
+
+/* Split "kind:path:a:b" (path may not contain ':'); 0 or -EINVAL + message. */
+int  probe_req_parse(const char *text, struct probe_req *req);
+void probe_req_free(struct probe_req *req);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * unit.h — a TAP-printing unit test kit, test_progs style: every check
+ * prints what it compared, expected and actual, when it fails.
+ *
+ *   UNIT_EQ_INT(actual, expected, "what");
+ *   UNIT_EQ_STR(actual, expected, "what");
+ *   UNIT_TRUE(cond, "what");
+ *   return unit_done();   // from main(): 0 if every check passed
+ */
+#ifndef PC_UNIT_H
+#define PC_UNIT_H
+
+#include <stdio.h>
+#include <string.h>
+#include <inttypes.h>
+
+static int unit_n, unit_failed;
+
+static inline void unit_ok(int ok, const char *file, int line, const char *what)
+{
+	unit_n++;
+	if (!ok)
+		unit_failed++;
+	printf("%sok %d - %s\n", ok ? "" : "not ", unit_n, what);
+	if (!ok)
+		printf("#   at %s:%d\n", file, line);
+}
+
+#define UNIT_EQ_INT(act, exp, what) do {				\
+	long long _a = (long long)(act), _e = (long long)(exp);	\
+	unit_ok(_a == _e, __FILE__, __LINE__, (what));			\
+	if (_a != _e)							\
+		printf("#   expected %lld (0x%llx), got %lld (0x%llx)\n",	\
+		       _e, (unsigned long long)_e, _a, (unsigned long long)_a); \
+} while (0)
+
+#define UNIT_EQ_STR(act, exp, what) do {				\
+	const char *_a = (act), *_e = (exp);				\
+	int _ok = (_a && _e) ? !strcmp(_a, _e) : _a == _e;		\
+	unit_ok(_ok, __FILE__, __LINE__, (what));			\
+	if (!_ok)							\
+		printf("#   expected '%s', got '%s'\n",		\
+		       _e ? _e : "(null)", _a ? _a : "(null)");		\
+} while (0)
+
+#define UNIT_TRUE(cond, what) unit_ok(!!(cond), __FILE__, __LINE__, (what))
+
+static inline int unit_done(void)
+{
+	printf("1..%d\n", unit_n);
+	if (unit_failed)
+		printf("# %d of %d checks failed\n", unit_failed, unit_n);
+	return unit_failed ? 1 : 0;
+}
+
+#endif
