@@ -82,6 +82,22 @@ static __always_inline __u64 reg_at(struct pt_regs *ctx, __s16 off, int *err)
 	return v;
 }
 
+/*
+ * Read exactly the operand's size: reading 8 bytes for a 1-byte operand
+ * could fault at the end of a mapping.  Constant sizes keep the verifier
+ * happy.
+ */
+static __always_inline int read_user(__u64 *v, __u8 size, __u64 addr)
+{
+	switch (size) {
+	case 1: return bpf_probe_read_user(v, 1, (void *)addr);
+	case 2: return bpf_probe_read_user(v, 2, (void *)addr);
+	case 4: return bpf_probe_read_user(v, 4, (void *)addr);
+	case 8: return bpf_probe_read_user(v, 8, (void *)addr);
+	default: return -1;
+	}
+}
+
 /* One argument; sets *err when it cannot be read. */
 static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
 				       const struct pc_arg *a, int *err)
@@ -103,8 +119,7 @@ static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
 				<< (a->pa_scale_shift & 3);
 		if (a->pa_ip_rel)
 			addr += PT_REGS_IP(ctx);
-		if (a->pa_size > 8 || a->pa_size == 0 ||
-		    bpf_probe_read_user(&v, a->pa_size & 15, (void *)addr))
+		if (read_user(&v, a->pa_size, addr))
 			*err = 1;
 		return extend(v, a);
 	default:
