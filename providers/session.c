@@ -103,6 +103,11 @@ int session_add_pid(struct pc_session *s, pid_t pid)
 	return 0;
 }
 
+/*
+ * Each close waits for RCU grace periods under the kernel's event_mutex
+ * (~0.1 s per site on 6.x, measured: 300 sites, 30 s), so closing from
+ * several threads gains nothing.  A uprobe_multi link (6.6+) syncs once.
+ */
 static void detach_all(struct pc_session *s)
 {
 	for (size_t i = s->ps_nlinks; i-- > 0;)
