@@ -88,41 +88,77 @@ static int write_ready(const char *path)
 	return 0;
 }
 
-/* Returns 1 when tracing should stop, 0 to go on, -errno on failure. */
-static int pump(struct pc_session *s, struct pollfd *pf, pid_t child)
+/* What the loop knows about the traced process. */
+struct run_state {
+	pid_t rs_target;        /* traced process */
+	pid_t rs_child;         /* == rs_target with -c, else 0 */
+	int   rs_pidfd;         /* -p only; -1 when unavailable */
+	int   rs_status;        /* wait status once rs_reaped */
+	int   rs_reaped;
+};
+
+/* The traced process is gone (a zombie counts: it cannot fire). */
+static int target_gone(struct run_state *rs)
+{
+	char path[64], state = 0;
+	FILE *f;
+
+	if (rs->rs_child) {
+		if (waitpid(rs->rs_child, &rs->rs_status, WNOHANG) == rs->rs_child)
+			rs->rs_reaped = 1;
+		return rs->rs_reaped;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/stat", rs->rs_target);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 0;
+	fclose(f);
+	return state == 'Z' || state == 'X';
+}
+
+/*
+ * Returns 1 when tracing should stop, 0 to go on, -errno on failure.
+ * pf[0] ring, pf[1] pidfd of -p's target (-1 when unavailable: then a
+ * liveness check every 250 ms), pf[2] signalfd (SIGINT, SIGTERM, SIGCHLD).
+ */
+static int pump(struct pc_session *s, struct pollfd *pf, struct run_state *rs)
 {
 	struct signalfd_siginfo si;
-	int n;
+	int n, timeout = (!rs->rs_child && rs->rs_pidfd < 0) ? 250 : -1;
 
-	n = poll(pf, 3, -1);
+	n = poll(pf, 3, timeout);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (pf[0].revents && session_poll(s, 0) < 0)
 		return -EIO;
-	if (pf[2].revents && read(pf[2].fd, &si, sizeof(si)) == sizeof(si)) {
-		if (child > 0)
-			kill(child, si.ssi_signo);
+	if (pf[2].revents && read(pf[2].fd, &si, sizeof(si)) == sizeof(si) &&
+	    si.ssi_signo != SIGCHLD) {
+		if (rs->rs_child)
+			kill(rs->rs_child, si.ssi_signo);
 		return 1;
 	}
-	return pf[1].revents ? 1 : 0;
+	if (pf[1].revents)
+		return 1;
+	return target_gone(rs);
 }
 
-static int wait_child(pid_t child)
+static int child_status(struct run_state *rs)
 {
-	int status;
+	int st = rs->rs_status;
 
-	if (child <= 0)
+	if (!rs->rs_child)
 		return EXIT_OK;
-	while (waitpid(child, &status, 0) < 0)
+	while (!rs->rs_reaped && waitpid(rs->rs_child, &st, 0) < 0)
 		if (errno != EINTR)
 			return EXIT_RUNTIME;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return EXIT_OK;
-	if (WIFEXITED(status))
-		pc_err("trace: command exited with status %d",
-		       WEXITSTATUS(status));
+	if (WIFEXITED(st))
+		pc_err("trace: command exited with status %d", WEXITSTATUS(st));
 	else
-		pc_err("trace: command killed by signal %d", WTERMSIG(status));
+		pc_err("trace: command killed by signal %d", WTERMSIG(st));
 	return EXIT_RUNTIME;
 }
 
@@ -145,39 +181,39 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	struct session_opts so = { .so_filter_pids = 1,
 				   .so_event = trace_print_event,
 				   .so_ctx = &out };
+	struct run_state rs = { .rs_target = o->to_pid, .rs_pidfd = -1 };
 	struct pc_session *s = NULL;
 	struct pollfd pf[3];
 	sigset_t mask, old;
-	int rc = EXIT_RUNTIME, release = -1, pidfd = -1, sigfd = -1, err;
-	pid_t target = o->to_pid, child = 0;
+	int rc = EXIT_RUNTIME, release = -1, sigfd, err;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0 || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
-		child = spawn_blocked(o->to_cmd, &old, &release);
+		pid_t child = spawn_blocked(o->to_cmd, &old, &release);
+
 		if (child < 0) {
 			pc_err("trace: cannot start '%s': %s", o->to_cmd,
 			       strerror(-child));
 			goto out;
 		}
-		target = child;
+		rs.rs_target = rs.rs_child = child;
+	} else {
+		/* Linux 5.3; without it (or under valgrind) we poll liveness. */
+		rs.rs_pidfd = syscall(SYS_pidfd_open, rs.rs_target, 0);
 	}
-	pidfd = syscall(SYS_pidfd_open, target, 0);
-	if (pidfd < 0) {
-		pc_err("trace: pid %d: %s", target, strerror(errno));
+	if (session_add_pid(s, rs.rs_target))
 		goto out;
-	}
-	if (session_add_pid(s, target))
-		goto out;
-	err = session_attach(s, ss, target);
+	err = session_attach(s, ss, rs.rs_target);
 	if (err) {
 		if (err == -ESRCH)
-			pc_err("trace: pid %d exited during attach", target);
+			pc_err("trace: pid %d exited during attach", rs.rs_target);
 		goto out;
 	}
 	if (o->to_ready && write_ready(o->to_ready))
@@ -185,9 +221,9 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	if (release >= 0 && write(release, "g", 1) != 1)
 		goto out;
 	pf[0] = (struct pollfd){ .fd = session_epoll_fd(s), .events = POLLIN };
-	pf[1] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	pf[1] = (struct pollfd){ .fd = rs.rs_pidfd, .events = POLLIN };
 	pf[2] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
-	while (!(err = pump(s, pf, child)))
+	while (!(err = pump(s, pf, &rs)))
 		fflush(stdout);
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
@@ -196,14 +232,11 @@ out:
 	session_close(s);
 	if (release >= 0)
 		close(release);         /* an unreleased child exits 127 */
-	if (child > 0) {
-		int crc = wait_child(child);
-
-		if (rc == EXIT_OK)
-			rc = crc;
-	}
-	if (pidfd >= 0)
-		close(pidfd);
+	err = child_status(&rs);
+	if (rc == EXIT_OK)
+		rc = err;
+	if (rs.rs_pidfd >= 0)
+		close(rs.rs_pidfd);
 	if (sigfd >= 0)
 		close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
