@@ -64,8 +64,9 @@ static int site_from_note(struct elf_obj *eo, const struct usdt_note *n,
 			   &st->st_spec, &st->st_bad_mask, st->st_bad_why,
 			   sizeof(st->st_bad_why));
 	if (nargs < 0) {
-		pc_err("usdt: '%s': %s:%s: cannot parse arguments '%s'",
-		       shown, n->un_provider, n->un_name, n->un_args);
+		pc_err("usdt: '%s': %s:%s: cannot parse arguments '%s': %s",
+		       shown, n->un_provider, n->un_name, n->un_args,
+		       st->st_bad_why);
 		return nargs;
 	}
 	return 0;
