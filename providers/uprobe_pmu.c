@@ -76,9 +76,20 @@ int uprobe_pmu_bit(const char *field, int *lo)
 	return 0;
 }
 
+/* Format bits, read once: -1 when the kernel lacks the field. */
+static int cached_bit(const char *field, int *cache)
+{
+	int bit;
+
+	if (*cache == -2)
+		*cache = uprobe_pmu_bit(field, &bit) ? -1 : bit;
+	return *cache;
+}
+
 int uprobe_pmu_open(const char *path, uint64_t off, uint64_t ref_ctr_off,
 		    int retprobe, pid_t pid)
 {
+	static int retprobe_bit = -2, ref_ctr_bit = -2;
 	struct perf_event_attr attr;
 	int type = uprobe_pmu_type(), bit, fd;
 
@@ -88,12 +99,12 @@ int uprobe_pmu_open(const char *path, uint64_t off, uint64_t ref_ctr_off,
 	attr.size = sizeof(attr);
 	attr.type = type;
 	if (retprobe) {
-		if (uprobe_pmu_bit("retprobe", &bit))
+		if ((bit = cached_bit("retprobe", &retprobe_bit)) < 0)
 			return -EOPNOTSUPP;
 		attr.config |= 1ULL << bit;
 	}
 	if (ref_ctr_off) {
-		if (uprobe_pmu_bit("ref_ctr_offset", &bit)) {
+		if ((bit = cached_bit("ref_ctr_offset", &ref_ctr_bit)) < 0) {
 			pc_err("uprobe: kernel lacks ref_ctr_offset (Linux 4.20+): "
 			       "cannot enable the semaphore at offset 0x%llx of '%s'",
 			       (unsigned long long)ref_ctr_off, path);
