@@ -41,7 +41,6 @@ int  elf_obj_vaddr_to_off(const struct elf_obj *eo, uint64_t vaddr,
  */
 int  elf_obj_sym_addr(struct elf_obj *eo, const char *name, uint64_t *addr);
 
-/* Lowest p_vaddr - p_offset alignment-adjusted: see elf_obj_load_bias(). */
 /*
  * Load bias of this object in a process, given one mapping of it: the
  * mapping's start address and file offset (from /proc/PID/maps).

@@ -1,0 +1,1040 @@
+/*
+ * test_note.c — ELF reading, stapsdt notes and /proc/PID/maps.
+ *
+ * Every ELF file here is written at test time by note_elfw.h with a layout
+ * chosen so that wrong arithmetic gives a different number: segments whose
+ * p_vaddr - p_offset differ from one another (as lld emits), a semaphore in
+ * a data segment with its own delta, notes whose base disagrees with
+ * .stapsdt.base.  Expected values are worked out by hand in the comments.
+ * Files live in a mkdtemp() directory under /tmp and are removed at exit.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "note_elfw.h"
+#include "elf.h"
+#include "note.h"
+#include "procmaps.h"
+#include "log.h"
+
+static char tmpdir[64];
+
+static const char *tpath(const char *name)
+{
+	static char buf[4][PATH_MAX];
+	static int i;
+	char *p = buf[i++ % 4];
+
+	snprintf(p, PATH_MAX, "%s/%s", tmpdir, name);
+	return p;
+}
+
+/* ---- stderr capture: expected errors are checked, not printed ---------- */
+
+static char cap_buf[4096];
+static int cap_fd = -1, cap_saved = -1;
+
+static void cap_begin(void)
+{
+	fflush(stderr);
+	cap_fd = open(tpath("stderr"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cap_saved = dup(2);
+	dup2(cap_fd, 2);
+}
+
+static const char *cap_end(void)
+{
+	ssize_t n;
+
+	fflush(stderr);
+	dup2(cap_saved, 2);
+	close(cap_saved);
+	n = pread(cap_fd, cap_buf, sizeof(cap_buf) - 1, 0);
+	cap_buf[n > 0 ? n : 0] = '\0';
+	close(cap_fd);
+	unlink(tpath("stderr"));
+	return cap_buf;
+}
+
+static void check_msg(const char *msg, const char *needle, const char *what)
+{
+	int ok = strstr(msg, needle) != NULL;
+
+	UNIT_TRUE(ok, what);
+	if (!ok)
+		printf("#   wanted '%s' in stderr: '%s'\n", needle, msg);
+}
+
+/* Open expecting failure @err; returns the captured message. */
+static const char *open_fails(const char *path, int err, const char *what)
+{
+	struct elf_obj *eo = (void *)1;
+	const char *msg;
+	int rc;
+
+	cap_begin();
+	rc = elf_obj_open(path, &eo);
+	msg = cap_end();
+	UNIT_EQ_INT(rc, err, what);
+	UNIT_TRUE(eo == NULL, "failed open leaves *out NULL");
+	if (!rc)
+		elf_obj_close(eo);
+	return msg;
+}
+
+static struct elf_obj *open_ok(const char *path, const char *what)
+{
+	struct elf_obj *eo = NULL;
+
+	UNIT_EQ_INT(elf_obj_open(path, &eo), 0, what);
+	return eo;
+}
+
+/* ---- layouts ------------------------------------------------------------ */
+
+static const unsigned char zeros[0x400];
+
+enum base_mode { BASE_AT_SECTION, BASE_SECTION_ADDR_ZERO, BASE_NO_SECTION };
+
+/*
+ * ET_EXEC as GNU ld lays it out.  Text segment: vaddr = 0x400000 + offset.
+ * Data segment: vaddr = 0x401000 + offset, so 0x403010 (.probes) is at file
+ * offset 0x2010; its bss runs from 0x403100 to 0x404000.
+ *   PT_LOAD r-x off 0x0000 va 0x400000 filesz 0x2000 memsz 0x2000
+ *   PT_LOAD rw- off 0x2000 va 0x403000 filesz 0x0100 memsz 0x1000
+ * .stapsdt.base at 0x400f00, .text at 0x401000, notes at offset 0x1800.
+ */
+static void exec_layout(struct nw_elf *e, const struct nw_buf *notes,
+			enum base_mode bm)
+{
+	memset(e, 0, sizeof(*e));
+	e->nw_type = ET_EXEC;
+	e->nw_size = 0x2100;
+	e->nw_nph = 2;
+	e->nw_ph[0] = nw_load(PF_R | PF_X, 0, 0x400000, 0x2000, 0x2000);
+	e->nw_ph[1] = nw_load(PF_R | PF_W, 0x2000, 0x403000, 0x100, 0x1000);
+	nw_add_sec(e, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+		   0x401000, 0x1000, zeros, 0x100);
+	if (bm != BASE_NO_SECTION)
+		nw_add_sec(e, ".stapsdt.base", SHT_PROGBITS, SHF_ALLOC,
+			   bm == BASE_AT_SECTION ? 0x400f00 : 0, 0xf00, zeros, 1);
+	if (notes) {
+		if (notes->nb_n > 0x800)
+			abort();
+		nw_add_sec(e, ".note.stapsdt", SHT_NOTE, 0, 0, 0x1800,
+			   notes->nb_b, notes->nb_n);
+	}
+	nw_add_sec(e, ".probes", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+		   0x403010, 0x2010, zeros, 0x10);
+	nw_add_sec(e, ".bss", SHT_NOBITS, SHF_ALLOC | SHF_WRITE,
+		   0x403100, 0x2100, NULL, 0x100);
+}
+
+/*
+ * ET_DYN as lld lays it out: segments are not page-aligned in the file and
+ * each has its own vaddr - offset (0, 0x1000, 0x2000).
+ *   PT_LOAD r-- off 0x000 va 0x0000 filesz 0x5a4
+ *   PT_LOAD r-x off 0x5b0 va 0x15b0 filesz 0x200
+ *   PT_LOAD rw- off 0x7b0 va 0x27b0 filesz 0x040 memsz 0x100
+ * .stapsdt.base at 0x5a0, notes at offset 0x800.
+ */
+static void lld_layout(struct nw_elf *e, const struct nw_buf *notes)
+{
+	memset(e, 0, sizeof(*e));
+	e->nw_type = ET_DYN;
+	e->nw_size = 0x900;
+	e->nw_nph = 3;
+	e->nw_ph[0] = nw_load(PF_R, 0, 0, 0x5a4, 0x5a4);
+	e->nw_ph[1] = nw_load(PF_R | PF_X, 0x5b0, 0x15b0, 0x200, 0x200);
+	e->nw_ph[2] = nw_load(PF_R | PF_W, 0x7b0, 0x27b0, 0x40, 0x100);
+	nw_add_sec(e, ".stapsdt.base", SHT_PROGBITS, SHF_ALLOC, 0x5a0, 0x5a0,
+		   zeros, 1);
+	nw_add_sec(e, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+		   0x15b0, 0x5b0, zeros, 0x200);
+	nw_add_sec(e, ".probes", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+		   0x27b0, 0x7b0, zeros, 0x10);
+	if (notes)
+		nw_add_sec(e, ".note.stapsdt", SHT_NOTE, 0, 0, 0x800,
+			   notes->nb_b, notes->nb_n);
+}
+
+/*
+ * ET_DYN as GNU ld lays out a PIE: page-aligned segments, the data segment
+ * one page further in vaddr than in the file.
+ *   PT_LOAD r-- off 0x0000 va 0x0000 filesz 0x600
+ *   PT_LOAD r-x off 0x1000 va 0x1000 filesz 0x200
+ *   PT_LOAD rw- off 0x2df0 va 0x3df0 filesz 0x220 memsz 0x300
+ */
+static void gnu_pie_layout(struct nw_elf *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->nw_type = ET_DYN;
+	e->nw_size = 0x3010;
+	e->nw_nph = 3;
+	e->nw_ph[0] = nw_load(PF_R, 0, 0, 0x600, 0x600);
+	e->nw_ph[1] = nw_load(PF_R | PF_X, 0x1000, 0x1000, 0x200, 0x200);
+	e->nw_ph[2] = nw_load(PF_R | PF_W, 0x2df0, 0x3df0, 0x220, 0x300);
+	nw_add_sec(e, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+		   0x1000, 0x1000, zeros, 0x200);
+}
+
+static const char *write_elf(const struct nw_elf *e, const char *name)
+{
+	const char *p = tpath(name);
+
+	if (nw_write(e, p)) {
+		printf("Bail out! cannot write %s: %s\n", p, strerror(errno));
+		exit(2);
+	}
+	return p;
+}
+
+/* Read notes expecting success. */
+static int notes_of(const char *path, struct usdt_notes *n)
+{
+	struct elf_obj *eo = NULL;
+	int rc;
+
+	memset(n, 0, sizeof(*n));
+	rc = elf_obj_open(path, &eo);
+	if (rc)
+		return rc;
+	rc = usdt_notes_read(eo, n);
+	elf_obj_close(eo);
+	return rc;
+}
+
+/* Read notes expecting failure; returns the captured message. */
+static const char *notes_fail(const char *path, int err, const char *what)
+{
+	struct usdt_notes n;
+	const char *msg;
+	int rc;
+
+	cap_begin();
+	rc = notes_of(path, &n);
+	msg = cap_end();
+	UNIT_EQ_INT(rc, err, what);
+	UNIT_TRUE(n.un_n == 0 && n.un_v == NULL, "failed read leaves no notes");
+	if (!rc)
+		usdt_notes_free(&n);
+	return msg;
+}
+
+/* ---- elf.c -------------------------------------------------------------- */
+
+static void test_vaddr_to_off(void)
+{
+	static const struct { uint64_t va; int rc; uint64_t off; } xc[] = {
+		{ 0x400000, 0, 0x0 },      { 0x401010, 0, 0x1010 },
+		{ 0x401fff, 0, 0x1fff },   { 0x402000, -ERANGE, 0 }, /* gap */
+		{ 0x403000, 0, 0x2000 },   { 0x403010, 0, 0x2010 },
+		{ 0x4030ff, 0, 0x20ff },   { 0x403100, -ERANGE, 0 }, /* bss */
+		{ 0x403fff, -ERANGE, 0 },  { 0x404000, -ERANGE, 0 },
+		{ 0x3fffff, -ERANGE, 0 },  { 0, -ERANGE, 0 },
+	}, lc[] = {
+		{ 0x0, 0, 0x0 },           { 0x5a3, 0, 0x5a3 },
+		{ 0x5a4, -ERANGE, 0 },     { 0x15af, -ERANGE, 0 },
+		{ 0x15b0, 0, 0x5b0 },      { 0x17af, 0, 0x7af },
+		{ 0x17b0, -ERANGE, 0 },    { 0x27b0, 0, 0x7b0 },
+		{ 0x27ef, 0, 0x7ef },      { 0x27f0, -ERANGE, 0 }, /* bss */
+	};
+	struct nw_elf e;
+	struct elf_obj *eo;
+	char what[128];
+	size_t i;
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	eo = open_ok(write_elf(&e, "exec.elf"), "open ET_EXEC");
+	if (eo) {
+		UNIT_EQ_INT(eo->eo_ehdr.e_type, ET_EXEC, "ET_EXEC: e_type");
+		UNIT_EQ_INT(eo->eo_nphdr, 2, "ET_EXEC: program headers copied");
+		UNIT_EQ_INT(eo->eo_phdrs[1].p_vaddr, 0x403000, "ET_EXEC: phdr[1].p_vaddr");
+		UNIT_EQ_INT(eo->eo_phdrs[1].p_offset, 0x2000, "ET_EXEC: phdr[1].p_offset");
+		for (i = 0; i < sizeof(xc) / sizeof(xc[0]); i++) {
+			uint64_t off = 0xdead;
+			int rc = elf_obj_vaddr_to_off(eo, xc[i].va, &off);
+
+			snprintf(what, sizeof(what), "ET_EXEC: vaddr 0x%llx -> rc",
+				 (unsigned long long)xc[i].va);
+			UNIT_EQ_INT(rc, xc[i].rc, what);
+			snprintf(what, sizeof(what), "ET_EXEC: vaddr 0x%llx -> offset",
+				 (unsigned long long)xc[i].va);
+			if (!xc[i].rc)
+				UNIT_EQ_INT(off, xc[i].off, what);
+		}
+		elf_obj_close(eo);
+	}
+
+	lld_layout(&e, NULL);
+	eo = open_ok(write_elf(&e, "lld.elf"), "open lld-style ET_DYN");
+	if (eo) {
+		UNIT_EQ_INT(eo->eo_ehdr.e_type, ET_DYN, "lld: e_type");
+		for (i = 0; i < sizeof(lc) / sizeof(lc[0]); i++) {
+			uint64_t off = 0xdead;
+			int rc = elf_obj_vaddr_to_off(eo, lc[i].va, &off);
+
+			snprintf(what, sizeof(what), "lld: vaddr 0x%llx -> rc",
+				 (unsigned long long)lc[i].va);
+			UNIT_EQ_INT(rc, lc[i].rc, what);
+			snprintf(what, sizeof(what), "lld: vaddr 0x%llx -> offset",
+				 (unsigned long long)lc[i].va);
+			if (!lc[i].rc)
+				UNIT_EQ_INT(off, lc[i].off, what);
+		}
+		elf_obj_close(eo);
+	}
+}
+
+static void test_sections(void)
+{
+	struct nw_elf e;
+	struct elf_obj *eo;
+	GElf_Shdr sh;
+	Elf_Scn *scn = NULL;
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	eo = open_ok(write_elf(&e, "sec.elf"), "open for sections");
+	if (!eo)
+		return;
+	UNIT_EQ_INT(elf_obj_find_section(eo, ".probes", &sh, &scn), 0,
+		    "section .probes found");
+	UNIT_EQ_INT(sh.sh_addr, 0x403010, ".probes sh_addr");
+	UNIT_EQ_INT(sh.sh_offset, 0x2010, ".probes sh_offset");
+	UNIT_TRUE(scn != NULL, ".probes Elf_Scn returned");
+	UNIT_EQ_INT(elf_obj_find_section(eo, ".stapsdt.base", &sh, NULL), 0,
+		    "section .stapsdt.base found");
+	UNIT_EQ_INT(sh.sh_addr, 0x400f00, ".stapsdt.base sh_addr");
+	UNIT_EQ_INT(elf_obj_find_section(eo, ".probe", &sh, NULL), -ENOENT,
+		    "prefix of a section name is not a match");
+	UNIT_EQ_INT(elf_obj_find_section(eo, ".note.stapsdt", &sh, NULL),
+		    -ENOENT, "absent section -> -ENOENT");
+	elf_obj_close(eo);
+}
+
+/*
+ * .symtab: main, only_symtab, both, dup twice (first wins), undef (UNDEF,
+ * with a bogus value that must not be returned).  .dynsym: only_dynsym,
+ * both (must lose to .symtab), undef (defined here: the answer).
+ */
+static void test_symbols(void)
+{
+	struct nw_buf st = { .nb_n = 0 }, ss = { .nb_n = 0 };
+	struct nw_buf dt = { .nb_n = 0 }, ds = { .nb_n = 0 };
+	static const struct { const char *n; int rc; uint64_t v; } c[] = {
+		{ "main", 0, 0x401000 },        { "only_symtab", 0, 0x401050 },
+		{ "only_dynsym", 0, 0x401090 }, { "both", 0, 0x401060 },
+		{ "dup", 0, 0x401070 },         { "undef", 0, 0x4010b0 },
+		{ "nosuch", -ENOENT, 0 },       { "", -ENOENT, 0 },
+	};
+	struct nw_elf e;
+	struct nw_sec *s;
+	struct elf_obj *eo;
+	char what[96];
+	size_t i, base;
+
+	nw_sym(&st, &ss, NULL, 0, SHN_UNDEF);    /* index 0 */
+	nw_sym(&st, &ss, "main", 0x401000, 1);
+	nw_sym(&st, &ss, "only_symtab", 0x401050, 1);
+	nw_sym(&st, &ss, "undef", 0xdead, SHN_UNDEF);
+	nw_sym(&st, &ss, "both", 0x401060, 1);
+	nw_sym(&st, &ss, "dup", 0x401070, 1);
+	nw_sym(&st, &ss, "dup", 0x401080, 1);
+	nw_sym(&dt, &ds, NULL, 0, SHN_UNDEF);
+	nw_sym(&dt, &ds, "only_dynsym", 0x401090, 1);
+	nw_sym(&dt, &ds, "both", 0x4010a0, 1);
+	nw_sym(&dt, &ds, "undef", 0x4010b0, 1);
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	base = e.nw_nsec + 1;   /* index of the next section added */
+	/* .dynsym first in the file: lookup order must not follow file order */
+	s = nw_add_sec(&e, ".dynsym", SHT_DYNSYM, SHF_ALLOC, 0, 0x1a00, dt.nb_b, dt.nb_n);
+	s->ns_link = base + 1, s->ns_entsize = sizeof(Elf64_Sym), s->ns_info = 1;
+	nw_add_sec(&e, ".dynstr", SHT_STRTAB, SHF_ALLOC, 0, 0x1b00, ds.nb_b, ds.nb_n);
+	s = nw_add_sec(&e, ".symtab", SHT_SYMTAB, 0, 0, 0x1c00, st.nb_b, st.nb_n);
+	s->ns_link = base + 3, s->ns_entsize = sizeof(Elf64_Sym), s->ns_info = 1;
+	nw_add_sec(&e, ".strtab", SHT_STRTAB, 0, 0, 0x1e00, ss.nb_b, ss.nb_n);
+
+	eo = open_ok(write_elf(&e, "sym.elf"), "open for symbols");
+	if (!eo)
+		return;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t v = 0xdead;
+
+		snprintf(what, sizeof(what), "symbol '%s' -> rc", c[i].n);
+		UNIT_EQ_INT(elf_obj_sym_addr(eo, c[i].n, &v), c[i].rc, what);
+		snprintf(what, sizeof(what), "symbol '%s' -> value", c[i].n);
+		if (!c[i].rc)
+			UNIT_EQ_INT(v, c[i].v, what);
+	}
+	elf_obj_close(eo);
+
+	/* No symbol tables at all. */
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	eo = open_ok(write_elf(&e, "nosym.elf"), "open without symbol tables");
+	if (eo) {
+		uint64_t v;
+
+		UNIT_EQ_INT(elf_obj_sym_addr(eo, "main", &v), -ENOENT,
+			    "no .symtab/.dynsym -> -ENOENT");
+		elf_obj_close(eo);
+	}
+}
+
+static void test_load_bias(void)
+{
+	static const struct {
+		const char *what; uint64_t start, off; int rc; uint64_t bias;
+	} pie[] = {
+		{ "gnu pie: r-- mapping", 0x7f0000000000, 0x0, 0, 0x7f0000000000 },
+		{ "gnu pie: r-x mapping", 0x7f0000001000, 0x1000, 0, 0x7f0000000000 },
+		/* 0x3df0 - 0x2df0 + 0x2000 = 0x3000 */
+		{ "gnu pie: rw- mapping", 0x7f0000003000, 0x2000, 0, 0x7f0000000000 },
+		/* RELRO splits the rw- segment: its second page is its own
+		 * mapping, one page into the segment */
+		{ "gnu pie: 2nd page of rw- segment", 0x7f0000004000, 0x3000, 0, 0x7f0000000000 },
+		{ "gnu pie: offset past every PT_LOAD", 0x7f0000005000, 0x4000, -ERANGE, 0 },
+	}, lld[] = {
+		{ "lld: lowest mapping", 0x7f1234560000, 0x0, 0, 0x7f1234560000 },
+	}, ex[] = {
+		{ "exec: text mapping", 0x400000, 0x0, 0, 0 },
+		{ "exec: data mapping", 0x403000, 0x2000, 0, 0 },
+	};
+	struct { struct nw_elf e; const char *file; const void *c; size_t n; } t[3];
+	size_t i, j;
+
+	gnu_pie_layout(&t[0].e), t[0].file = "bias_pie.elf", t[0].c = pie, t[0].n = 5;
+	lld_layout(&t[1].e, NULL), t[1].file = "bias_lld.elf", t[1].c = lld, t[1].n = 1;
+	exec_layout(&t[2].e, NULL, BASE_AT_SECTION), t[2].file = "bias_exec.elf", t[2].c = ex, t[2].n = 2;
+	for (i = 0; i < 3; i++) {
+		const __typeof__(pie[0]) *c = t[i].c;
+		struct elf_obj *eo = open_ok(write_elf(&t[i].e, t[i].file), t[i].file);
+
+		for (j = 0; eo && j < t[i].n; j++) {
+			uint64_t bias = 0xdead;
+
+			UNIT_EQ_INT(elf_obj_load_bias(eo, c[j].start, c[j].off, &bias),
+				    c[j].rc, c[j].what);
+			if (!c[j].rc)
+				UNIT_EQ_INT(bias, c[j].bias, c[j].what);
+		}
+		elf_obj_close(eo);
+	}
+}
+
+/* ---- bad files ------------------------------------------------------------ */
+
+static void test_bad_files(void)
+{
+	static const size_t cuts[] = { 0, 3, 15, 40, 63, 64, 100, 0x1810, 0x2050 };
+	struct nw_elf e;
+	unsigned char *img, *bad;
+	const char *msg, *p;
+	char what[96];
+	size_t n, i, k;
+
+	msg = open_fails(tpath("missing.elf"), -ENOENT, "missing file -> -ENOENT");
+	check_msg(msg, "missing.elf': No such file", "missing file: message names it");
+	open_fails(tmpdir, -EISDIR, "directory -> -EISDIR");
+	open_fails("/dev/null", -ENOEXEC, "character device -> -ENOEXEC");
+	if (!mkfifo(tpath("fifo"), 0600))
+		open_fails(tpath("fifo"), -ENOEXEC, "FIFO -> -ENOEXEC without blocking");
+
+	nw_write_bytes(p = tpath("text.txt"), "#!/bin/sh\necho not elf\n", 23);
+	msg = open_fails(p, -ENOEXEC, "shell script -> -ENOEXEC");
+	check_msg(msg, "text.txt': not an ELF file", "non-ELF: message");
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	n = nw_image(&e, &img);
+	bad = malloc(n);
+	/* Truncated: in the ident, the ehdr, the phdrs, the contents, and at
+	 * every 8th byte of the section headers. */
+	for (i = 0; i < sizeof(cuts) / sizeof(cuts[0]) + 64; i++) {
+		size_t cut = i < sizeof(cuts) / sizeof(cuts[0]) ? cuts[i] :
+			     n - 1 - (i - sizeof(cuts) / sizeof(cuts[0])) * 8;
+
+		nw_write_bytes(p = tpath("cut.elf"), img, cut);
+		snprintf(what, sizeof(what), "ELF truncated to %zu of %zu bytes -> -ENOEXEC",
+			 cut, n);
+		msg = open_fails(p, -ENOEXEC, what);
+		if (cut >= 64 && !strstr(msg, "truncated")) {
+			printf("# message: %s", msg);
+			UNIT_TRUE(0, "truncation message says 'truncated'");
+		}
+	}
+	nw_write_bytes(p = tpath("whole.elf"), img, n);
+	elf_obj_close(open_ok(p, "the untruncated original opens"));
+
+	/* Corrupt header fields. */
+	static const struct { size_t at, len; uint64_t val; const char *what, *msg; } hd[] = {
+		{ EI_CLASS, 1, ELFCLASS32, "32-bit class -> -ENOEXEC", "not a 64-bit" },
+		{ EI_DATA, 1, ELFDATA2MSB, "big-endian -> -ENOEXEC", "little-endian" },
+		{ 18, 2, EM_AARCH64, "aarch64 -> -ENOEXEC", "not an x86-64" },
+		{ 18, 2, EM_386, "i386 machine in a 64-bit file -> -ENOEXEC", "not an x86-64" },
+		{ 16, 2, ET_REL, "ET_REL -> -ENOEXEC", "not an executable or shared object" },
+		{ 16, 2, ET_CORE, "ET_CORE -> -ENOEXEC", "not an executable or shared object" },
+		{ 54, 2, 32, "e_phentsize 32 -> -ENOEXEC", "program headers" },
+		{ 56, 2, 0x7fff, "e_phnum past the file -> -ENOEXEC", "program headers" },
+		{ 58, 2, 40, "e_shentsize 40 -> -ENOEXEC", "section headers" },
+		{ 60, 2, 0x7fff, "e_shnum past the file -> -ENOEXEC", "section headers" },
+		{ 62, 2, 0x7ff0, "e_shstrndx out of range -> -ENOEXEC", "section name table" },
+		{ 40, 8, (uint64_t)-8, "e_shoff near 2^64 -> -ENOEXEC", "section headers" },
+		/* phdr[0].p_filesz (at 64 + 32) past the end of the file */
+		{ 96, 8, 0x100000, "PT_LOAD filesz past the file -> -ENOEXEC", "PT_LOAD" },
+	};
+	for (k = 0; k < sizeof(hd) / sizeof(hd[0]); k++) {
+		memcpy(bad, img, n);
+		memcpy(bad + hd[k].at, &hd[k].val, hd[k].len);
+		nw_write_bytes(p = tpath("hdr.elf"), bad, n);
+		msg = open_fails(p, -ENOEXEC, hd[k].what);
+		check_msg(msg, hd[k].msg, hd[k].what);
+	}
+
+	/* A real 32-bit file: Elf32_Ehdr, i386. */
+	{
+		Elf32_Ehdr h32 = { .e_type = ET_EXEC, .e_machine = EM_386,
+				   .e_version = EV_CURRENT,
+				   .e_ehsize = sizeof(Elf32_Ehdr) };
+
+		memcpy(h32.e_ident, ELFMAG, SELFMAG);
+		h32.e_ident[EI_CLASS] = ELFCLASS32;
+		h32.e_ident[EI_DATA] = ELFDATA2LSB;
+		h32.e_ident[EI_VERSION] = EV_CURRENT;
+		nw_write_bytes(p = tpath("i386.elf"), &h32, sizeof(h32));
+		msg = open_fails(p, -ENOEXEC, "32-bit i386 ELF -> -ENOEXEC");
+		check_msg(msg, "i386.elf': not a 64-bit ELF file (class 1)",
+			  "32-bit: message names file and class");
+	}
+
+	/* A section whose contents run past the end of the file. */
+	memcpy(bad, img, n);
+	{
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)bad;
+		Elf64_Shdr *sh = (Elf64_Shdr *)(bad + eh->e_shoff);
+
+		sh[1].sh_size = n;      /* .text */
+	}
+	nw_write_bytes(p = tpath("secsize.elf"), bad, n);
+	msg = open_fails(p, -ENOEXEC, "section contents past the file -> -ENOEXEC");
+	check_msg(msg, "section contents", "section past the file: message");
+
+	free(bad);
+	free(img);
+}
+
+/* ---- notes ------------------------------------------------------------- */
+
+static void check_note(const struct usdt_notes *n, size_t i, const char *tag,
+		       const char *prov, const char *name, const char *args,
+		       uint64_t pc, uint64_t base, uint64_t sema,
+		       uint64_t pc_va, uint64_t pc_off,
+		       uint64_t sema_va, uint64_t sema_off)
+{
+	const struct usdt_note *u = &n->un_v[i];
+	char w[160];
+
+	if (i >= n->un_n) {
+		snprintf(w, sizeof(w), "%s: note %zu exists", tag, i);
+		UNIT_TRUE(0, w);
+		return;
+	}
+#define NOTE_CHECK(kind, field, val) do {				\
+		snprintf(w, sizeof(w), "%s: note %zu %s", tag, i, #field);	\
+		kind(u->field, val, w);					\
+	} while (0)
+	NOTE_CHECK(UNIT_EQ_STR, un_provider, prov);
+	NOTE_CHECK(UNIT_EQ_STR, un_name, name);
+	NOTE_CHECK(UNIT_EQ_STR, un_args, args);
+	NOTE_CHECK(UNIT_EQ_INT, un_pc, pc);
+	NOTE_CHECK(UNIT_EQ_INT, un_base, base);
+	NOTE_CHECK(UNIT_EQ_INT, un_sema, sema);
+	NOTE_CHECK(UNIT_EQ_INT, un_pc_vaddr, pc_va);
+	NOTE_CHECK(UNIT_EQ_INT, un_pc_off, pc_off);
+	NOTE_CHECK(UNIT_EQ_INT, un_sema_vaddr, sema_va);
+	NOTE_CHECK(UNIT_EQ_INT, un_sema_off, sema_off);
+#undef NOTE_CHECK
+}
+
+/*
+ * Three stapsdt notes among notes that must be skipped: another owner, a
+ * stapsdt note of another type, an owner that only starts with "stapsdt".
+ */
+static void test_notes_exec(void)
+{
+	struct nw_buf nb = { .nb_n = 0 };
+	struct usdt_notes n;
+	struct nw_elf e;
+	unsigned char d[256];
+	size_t dl;
+
+	nw_note_raw(&nb, "GNU", 3, "\1\2\3\4", 4, 4);
+	nw_note_sdt(&nb, 0x401010, 0x400f00, 0x403010, "fx", "p_int", "-4@%edi 8@%rsi");
+	dl = nw_sdt_desc(d, 0x401900, 0x400f00, 0, "fx", "bogus", "");
+	nw_note_raw(&nb, "stapsdt", 1, d, dl, dl);
+	nw_note_raw(&nb, "stapsdtx", 3, d, dl, dl);
+	nw_note_sdt(&nb, 0x401020, 0x400f00, 0, "fx", "p_noargs", "");
+	nw_note_sdt(&nb, 0x401030, 0x400f00, 0x403012, "fx2", "p2", "8@-16(%rbp)");
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+
+	UNIT_EQ_INT(notes_of(write_elf(&e, "notes_exec.elf"), &n), 0,
+		    "ET_EXEC: notes read");
+	UNIT_EQ_INT(n.un_n, 3, "ET_EXEC: 3 stapsdt notes, 3 others skipped");
+	check_note(&n, 0, "ET_EXEC", "fx", "p_int", "-4@%edi 8@%rsi",
+		   0x401010, 0x400f00, 0x403010, 0x401010, 0x1010, 0x403010, 0x2010);
+	check_note(&n, 1, "ET_EXEC", "fx", "p_noargs", "",
+		   0x401020, 0x400f00, 0, 0x401020, 0x1020, 0, 0);
+	check_note(&n, 2, "ET_EXEC", "fx2", "p2", "8@-16(%rbp)",
+		   0x401030, 0x400f00, 0x403012, 0x401030, 0x1030, 0x403012, 0x2012);
+	usdt_notes_free(&n);
+	UNIT_TRUE(n.un_n == 0 && n.un_v == NULL, "usdt_notes_free resets the set");
+
+	/* Section headers that disagree with the segments: .text and .probes
+	 * claim other file offsets; the PT_LOAD answer must win. */
+	e.nw_sec[0].ns_off = 0x1400;    /* .text */
+	e.nw_sec[3].ns_off = 0x1f00;    /* .probes */
+	UNIT_EQ_INT(notes_of(write_elf(&e, "notes_lying_sections.elf"), &n), 0,
+		    "misleading section headers: notes read");
+	check_note(&n, 0, "segments win over sections", "fx", "p_int",
+		   "-4@%edi 8@%rsi", 0x401010, 0x400f00, 0x403010,
+		   0x401010, 0x1010, 0x403010, 0x2010);
+	usdt_notes_free(&n);
+}
+
+/* lld-style PIE: pc in a segment with vaddr - offset = 0x1000, semaphore
+ * in one with 0x2000. */
+static void test_notes_lld(void)
+{
+	struct nw_buf nb = { .nb_n = 0 };
+	struct usdt_notes n;
+	struct nw_elf e;
+
+	nw_note_sdt(&nb, 0x15c0, 0x5a0, 0x27b8, "lld", "p1", "-4@%edi");
+	nw_note_sdt(&nb, 0x17af, 0x5a0, 0, "lld", "p_last", "");
+	nw_note_sdt(&nb, 0x15b0, 0x5a0, 0x27ee, "lld", "p_first", "8@%rax");
+	lld_layout(&e, &nb);
+	UNIT_EQ_INT(notes_of(write_elf(&e, "notes_lld.elf"), &n), 0,
+		    "lld ET_DYN: notes read");
+	UNIT_EQ_INT(n.un_n, 3, "lld ET_DYN: 3 notes");
+	check_note(&n, 0, "lld", "lld", "p1", "-4@%edi",
+		   0x15c0, 0x5a0, 0x27b8, 0x15c0, 0x5c0, 0x27b8, 0x7b8);
+	check_note(&n, 1, "lld", "lld", "p_last", "",
+		   0x17af, 0x5a0, 0, 0x17af, 0x7af, 0, 0);
+	check_note(&n, 2, "lld", "lld", "p_first", "8@%rax",
+		   0x15b0, 0x5a0, 0x27ee, 0x15b0, 0x5b0, 0x27ee, 0x7ee);
+	usdt_notes_free(&n);
+}
+
+/*
+ * .stapsdt.base at 0x400f00.  Prelinked notes say base 0x300f00 (shift
+ * +0x100000) or 0x500f00 (shift -0x100000).  With a zero on either side,
+ * or no section, nothing moves.
+ */
+static void test_notes_base(void)
+{
+	struct nw_buf nb = { .nb_n = 0 };
+	struct usdt_notes n;
+	struct nw_elf e;
+	const char *p;
+
+	nw_note_sdt(&nb, 0x301010, 0x300f00, 0x303010, "pre", "up", "1@%al");
+	nw_note_sdt(&nb, 0x501020, 0x500f00, 0, "pre", "down", "");
+	nw_note_sdt(&nb, 0x501030, 0x500f00, 0x503012, "pre", "down_sema", "");
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+	UNIT_EQ_INT(notes_of(write_elf(&e, "base_shift.elf"), &n), 0,
+		    "prelinked notes: read");
+	check_note(&n, 0, "base +0x100000", "pre", "up", "1@%al",
+		   0x301010, 0x300f00, 0x303010, 0x401010, 0x1010, 0x403010, 0x2010);
+	check_note(&n, 1, "base -0x100000", "pre", "down", "",
+		   0x501020, 0x500f00, 0, 0x401020, 0x1020, 0, 0);
+	check_note(&n, 2, "base -0x100000", "pre", "down_sema", "",
+		   0x501030, 0x500f00, 0x503012, 0x401030, 0x1030, 0x403012, 0x2012);
+	usdt_notes_free(&n);
+
+	/* Note base 0 (section present): no adjustment. */
+	nb.nb_n = 0;
+	nw_note_sdt(&nb, 0x401010, 0, 0x403010, "nb0", "p", "");
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+	UNIT_EQ_INT(notes_of(write_elf(&e, "base_note0.elf"), &n), 0,
+		    "note base 0: read");
+	check_note(&n, 0, "note base 0", "nb0", "p", "",
+		   0x401010, 0, 0x403010, 0x401010, 0x1010, 0x403010, 0x2010);
+	usdt_notes_free(&n);
+
+	/* Section address 0 (note base non-zero): no adjustment. */
+	nb.nb_n = 0;
+	nw_note_sdt(&nb, 0x401010, 0x300f00, 0x403010, "sa0", "p", "");
+	exec_layout(&e, &nb, BASE_SECTION_ADDR_ZERO);
+	UNIT_EQ_INT(notes_of(p = write_elf(&e, "base_sec0.elf"), &n), 0,
+		    "section addr 0: read");
+	check_note(&n, 0, "section addr 0", "sa0", "p", "",
+		   0x401010, 0x300f00, 0x403010, 0x401010, 0x1010, 0x403010, 0x2010);
+	usdt_notes_free(&n);
+
+	/* No .stapsdt.base section: no adjustment. */
+	exec_layout(&e, &nb, BASE_NO_SECTION);
+	UNIT_EQ_INT(notes_of(write_elf(&e, "base_none.elf"), &n), 0,
+		    "no .stapsdt.base: read");
+	check_note(&n, 0, "no .stapsdt.base", "sa0", "p", "",
+		   0x401010, 0x300f00, 0x403010, 0x401010, 0x1010, 0x403010, 0x2010);
+	usdt_notes_free(&n);
+}
+
+static void test_notes_empty_and_missing(void)
+{
+	struct nw_buf nb = { .nb_n = 0 };
+	struct usdt_notes n;
+	struct nw_elf e;
+	const char *p, *msg;
+	char want[PATH_MAX + 64];
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	p = write_elf(&e, "nonotes.elf");
+	msg = notes_fail(p, -ENODATA, "no .note.stapsdt -> -ENODATA");
+	snprintf(want, sizeof(want), "probecheck: usdt: '%s': no .note.stapsdt section\n", p);
+	UNIT_EQ_STR(msg, want, "no .note.stapsdt: exact message");
+
+	exec_layout(&e, &nb, BASE_AT_SECTION);     /* zero-length section */
+	UNIT_EQ_INT(notes_of(write_elf(&e, "emptynotes.elf"), &n), 0,
+		    "empty .note.stapsdt -> 0");
+	UNIT_EQ_INT(n.un_n, 0, "empty .note.stapsdt -> no notes");
+	usdt_notes_free(&n);
+
+	nw_note_raw(&nb, "GNU", 1, "abcd", 4, 4);
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+	UNIT_EQ_INT(notes_of(write_elf(&e, "othernotes.elf"), &n), 0,
+		    "only foreign notes -> 0");
+	UNIT_EQ_INT(n.un_n, 0, "only foreign notes -> no notes");
+	usdt_notes_free(&n);
+
+	nw_note_sdt(&nb, 0x401010, 0x400f00, 0, "fx", "p", "");
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+	e.nw_sec[2].ns_type = SHT_PROGBITS;
+	msg = notes_fail(write_elf(&e, "notnote.elf"), -EBADMSG,
+			 ".note.stapsdt of type PROGBITS -> -EBADMSG");
+	check_msg(msg, "not a note section", "PROGBITS notes: message");
+}
+
+/* One good note (index 0), then a bad one (index 1). */
+static void test_notes_malformed(void)
+{
+	static const struct {
+		const char *file, *what, *why;
+		const char *desc; size_t dlen; uint32_t claim;
+	} c[] = {
+		{ "zero.elf", "zero-length desc -> -EBADMSG", "shorter than 24",
+		  "", 0, 0 },
+		{ "short.elf", "16-byte desc -> -EBADMSG", "shorter than 24",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0", 16, 16 },
+		{ "addrs_only.elf", "24-byte desc, no strings -> -EBADMSG", "provider string",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0", 24, 24 },
+		{ "nonul.elf", "provider without NUL -> -EBADMSG", "provider string",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0fxfx", 28, 28 },
+		{ "name_past.elf", "name runs past desc -> -EBADMSG", "name string",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0fx\0nam", 30, 30 },
+		{ "noargs.elf", "args string missing -> -EBADMSG", "argument string",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0fx\0p\0", 29, 29 },
+		{ "args_past.elf", "args without NUL -> -EBADMSG", "argument string",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0fx\0p\0-4@%edi", 35, 35 },
+		/* descsz says 31 bytes but the string NUL is byte 31: it is
+		 * beyond the descriptor even though it is in the section */
+		{ "args_cut.elf", "args NUL just past descsz -> -EBADMSG", "argument string",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0fx\0p\0ab\0", 32, 31 },
+		{ "claim.elf", "descsz past the section -> -EBADMSG", "run past the section",
+		  "\x10\x10\x40\0\0\0\0\0\0\x0f\x40\0\0\0\0\0\0\0\0\0\0\0\0\0fx\0p\0\0", 30, 0x1000 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct nw_buf nb = { .nb_n = 0 };
+		struct nw_elf e;
+		const char *p, *msg;
+		char want[PATH_MAX + 32];
+
+		nw_note_sdt(&nb, 0x401010, 0x400f00, 0, "fx", "good", "");
+		nw_note_raw(&nb, "stapsdt", 3, c[i].desc, c[i].claim, c[i].dlen);
+		exec_layout(&e, &nb, BASE_AT_SECTION);
+		p = write_elf(&e, c[i].file);
+		msg = notes_fail(p, -EBADMSG, c[i].what);
+		snprintf(want, sizeof(want), "'%s': note 1: malformed", p);
+		check_msg(msg, want, "malformed: message names file and note index");
+		check_msg(msg, c[i].why, "malformed: message gives the reason");
+	}
+}
+
+static void test_notes_range(void)
+{
+	static const struct {
+		const char *file, *what, *why; uint64_t pc, sema;
+	} c[] = {
+		{ "pc_out.elf", "pc outside every PT_LOAD -> -ERANGE", "pc 0x500000",
+		  0x500000, 0 },
+		{ "pc_gap.elf", "pc between segments -> -ERANGE", "pc 0x402000",
+		  0x402000, 0 },
+		{ "sema_bss.elf", "semaphore in bss (past p_filesz) -> -ERANGE",
+		  "semaphore 0x403100", 0x401010, 0x403100 },
+		{ "sema_out.elf", "semaphore outside every PT_LOAD -> -ERANGE",
+		  "semaphore 0x600000", 0x401010, 0x600000 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct nw_buf nb = { .nb_n = 0 };
+		struct nw_elf e;
+		const char *p, *msg;
+		char want[PATH_MAX + 32];
+
+		nw_note_sdt(&nb, 0x401010, 0x400f00, 0, "fx", "good", "");
+		nw_note_sdt(&nb, c[i].pc, 0x400f00, c[i].sema, "fx", "far", "");
+		exec_layout(&e, &nb, BASE_AT_SECTION);
+		p = write_elf(&e, c[i].file);
+		msg = notes_fail(p, -ERANGE, c[i].what);
+		snprintf(want, sizeof(want), "'%s': note 1 (fx:far): ", p);
+		check_msg(msg, want, "range: message names file, note and probe");
+		check_msg(msg, c[i].why, "range: message gives the address");
+	}
+}
+
+/* ---- procmaps ------------------------------------------------------------ */
+
+int main(void);
+
+static const struct pm_object *pm_by_base(const struct pm_objects *pm,
+					  const char *base)
+{
+	size_t i;
+
+	for (i = 0; i < pm->po_n; i++) {
+		const char *s = strrchr(pm->po_v[i].po_path, '/');
+
+		if (s && !strcmp(s + 1, base))
+			return &pm->po_v[i];
+	}
+	return NULL;
+}
+
+static size_t pm_count_path(const struct pm_objects *pm, const char *path)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < pm->po_n; i++)
+		k += !strcmp(pm->po_v[i].po_path, path);
+	return k;
+}
+
+/* Bias of @po checked against a function's runtime address. */
+static void check_bias(const struct pm_object *po, const char *sym,
+		       uintptr_t rt, const char *tag)
+{
+	struct elf_obj *eo = NULL;
+	uint64_t v = 0, lowest = UINT64_MAX;
+	char w[128];
+	size_t i;
+
+	snprintf(w, sizeof(w), "%s: open through po_open_path", tag);
+	UNIT_EQ_INT(elf_obj_open(po->po_open_path, &eo), 0, w);
+	if (!eo)
+		return;
+	snprintf(w, sizeof(w), "%s: symbol %s", tag, sym);
+	UNIT_EQ_INT(elf_obj_sym_addr(eo, sym, &v), 0, w);
+	snprintf(w, sizeof(w), "%s: bias == &%s - st_value", tag, sym);
+	UNIT_EQ_INT(po->po_bias, rt - v, w);
+	for (i = 0; i < eo->eo_nphdr; i++)
+		if (eo->eo_phdrs[i].p_type == PT_LOAD &&
+		    eo->eo_phdrs[i].p_vaddr < lowest)
+			lowest = eo->eo_phdrs[i].p_vaddr;
+	snprintf(w, sizeof(w), "%s: po_start is the first PT_LOAD's page", tag);
+	UNIT_EQ_INT(po->po_start, (lowest & ~0xfffULL) + po->po_bias, w);
+	elf_obj_close(eo);
+}
+
+/* Map @file like the loader would, or as data, for procmaps to find. */
+struct pm_fixture {
+	void *pf_region;        /* gnu pie mapped r--, r-x, rw- */
+	void *pf_noexec, *pf_text, *pf_deleted;
+};
+
+static void *map_file(const char *path, void *at, size_t len, int prot,
+		      off_t off)
+{
+	int fd = open(path, O_RDONLY);
+	void *p;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(at, len, prot, MAP_PRIVATE | (at ? MAP_FIXED : 0), fd, off);
+	close(fd);
+	return p;
+}
+
+static int pm_fixture_make(struct pm_fixture *pf)
+{
+	static char text[4096] = "just text, not an ELF file\n";
+	struct nw_elf e;
+	char *r;
+
+	gnu_pie_layout(&e);
+	write_elf(&e, "mapped.elf");
+	write_elf(&e, "noexec.elf");
+	write_elf(&e, "deleted.elf");
+	write_elf(&e, "deleted.elf (deleted)");  /* a trap for the suffix check */
+	nw_write_bytes(tpath("text.bin"), text, sizeof(text));
+
+	r = mmap(NULL, 0x5000, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r == MAP_FAILED)
+		return -1;
+	pf->pf_region = r;
+	if (map_file(tpath("mapped.elf"), r, 0x1000, PROT_READ, 0) == MAP_FAILED ||
+	    map_file(tpath("mapped.elf"), r + 0x1000, 0x1000,
+		     PROT_READ | PROT_EXEC, 0x1000) == MAP_FAILED ||
+	    map_file(tpath("mapped.elf"), r + 0x3000, 0x1000,
+		     PROT_READ | PROT_WRITE, 0x2000) == MAP_FAILED)
+		return -1;
+	pf->pf_noexec = map_file(tpath("noexec.elf"), NULL, 0x1000, PROT_READ, 0);
+	pf->pf_text = map_file(tpath("text.bin"), NULL, 0x1000,
+			       PROT_READ | PROT_EXEC, 0);
+	pf->pf_deleted = map_file(tpath("deleted.elf"), NULL, 0x1000,
+				  PROT_READ | PROT_EXEC, 0);
+	if (pf->pf_noexec == MAP_FAILED || pf->pf_text == MAP_FAILED ||
+	    pf->pf_deleted == MAP_FAILED)
+		return -1;
+	unlink(tpath("deleted.elf"));
+	return 0;
+}
+
+static void pm_fixture_free(struct pm_fixture *pf)
+{
+	if (pf->pf_region && pf->pf_region != MAP_FAILED)
+		munmap(pf->pf_region, 0x5000);
+	if (pf->pf_noexec && pf->pf_noexec != MAP_FAILED)
+		munmap(pf->pf_noexec, 0x1000);
+	if (pf->pf_text && pf->pf_text != MAP_FAILED)
+		munmap(pf->pf_text, 0x1000);
+	if (pf->pf_deleted && pf->pf_deleted != MAP_FAILED)
+		munmap(pf->pf_deleted, 0x1000);
+}
+
+static void test_procmaps_self(void)
+{
+	struct pm_fixture pf = { 0 };
+	struct pm_objects pm;
+	const struct pm_object *po;
+	char exe[PATH_MAX], want[PATH_MAX + 32];
+	const char *msg;
+	ssize_t len;
+	size_t i;
+	int fx_ok, rc;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	fx_ok = !pm_fixture_make(&pf);
+	UNIT_TRUE(fx_ok, "procmaps fixture mappings created");
+
+	rc = procmaps_read(getpid(), &pm);
+	UNIT_EQ_INT(rc, 0, "procmaps_read(self)");
+	if (rc) {
+		pm_fixture_free(&pf);
+		return;
+	}
+	po = procmaps_find(&pm, exe);
+	UNIT_TRUE(po != NULL, "own executable found by its path");
+	if (po) {
+		snprintf(want, sizeof(want), "/proc/%d/root%s", (int)getpid(), exe);
+		UNIT_EQ_STR(po->po_open_path, want, "own executable: po_open_path");
+		UNIT_EQ_INT(po->po_off, 0, "own executable: lowest mapping at offset 0");
+		check_bias(po, "main", (uintptr_t)main, "own executable");
+	}
+	po = pm_by_base(&pm, "libc.so.6");
+	UNIT_TRUE(po != NULL, "libc.so.6 found");
+	if (po)
+		check_bias(po, "getpid", (uintptr_t)getpid, "libc.so.6");
+
+	for (i = 0; i < pm.po_n; i++) {
+		const char *p = pm.po_v[i].po_path;
+		size_t n = strlen(p);
+
+		if (p[0] != '/' || pm.po_v[i].po_ino == 0 ||
+		    (n > 10 && !strcmp(p + n - 10, " (deleted)"))) {
+			printf("# unexpected object '%s'\n", p);
+			UNIT_TRUE(0, "only file-backed, undeleted objects");
+		}
+	}
+
+	if (fx_ok) {
+		uintptr_t r = (uintptr_t)pf.pf_region;
+
+		UNIT_EQ_INT(pm_count_path(&pm, tpath("mapped.elf")), 1,
+			    "three mappings of one file -> one object");
+		po = procmaps_find(&pm, tpath("mapped.elf"));
+		if (po) {
+			UNIT_EQ_INT(po->po_start, r, "mapped.elf: lowest mapping start");
+			UNIT_EQ_INT(po->po_off, 0, "mapped.elf: its offset");
+			UNIT_EQ_INT(po->po_bias, r, "mapped.elf: bias (va 0 at offset 0)");
+		}
+		UNIT_TRUE(!procmaps_find(&pm, tpath("noexec.elf")),
+			  "ELF mapped without exec: not an object");
+		UNIT_TRUE(!procmaps_find(&pm, tpath("text.bin")),
+			  "non-ELF mapped r-x: skipped");
+		UNIT_TRUE(!procmaps_find(&pm, tpath("deleted.elf")) &&
+			  !procmaps_find(&pm, tpath("deleted.elf (deleted)")),
+			  "deleted file: skipped, not confused with '... (deleted)' on disk");
+	}
+	UNIT_TRUE(procmaps_find(&pm, "/no/such/object") == NULL,
+		  "procmaps_find: unknown path -> NULL");
+	procmaps_free(&pm);
+	UNIT_TRUE(pm.po_n == 0 && pm.po_v == NULL, "procmaps_free resets the set");
+	pm_fixture_free(&pf);
+
+	cap_begin();
+	rc = procmaps_read(INT_MAX, &pm);
+	msg = cap_end();
+	UNIT_EQ_INT(rc, -ESRCH, "no such process -> -ESRCH");
+	check_msg(msg, "pid 2147483647: no such process", "ESRCH: message names the pid");
+}
+
+static void cleanup_tmpdir(void)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlink(tpath(de->d_name));
+	closedir(d);
+	rmdir(tmpdir);
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/pc-unit-note-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 2;
+	}
+	test_vaddr_to_off();
+	test_sections();
+	test_symbols();
+	test_load_bias();
+	test_bad_files();
+	test_notes_exec();
+	test_notes_lld();
+	test_notes_base();
+	test_notes_empty_and_missing();
+	test_notes_malformed();
+	test_notes_range();
+	test_procmaps_self();
+	cleanup_tmpdir();
+	return unit_done();
+}
