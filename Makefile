@@ -114,7 +114,7 @@ $(O)/unit/%: suites/unit/%.c suites/unit/unit.h $(PROV_OBJS) | $(O)/unit
 	$(Q)$(CC) $(CFLAGS) -iquote suites/unit $(LDFLAGS) $< $(PROV_OBJS) $(LDLIBS) -o $@
 
 # ---- fixtures: their own rules (variants) live beside them ----------------
--include fixtures/fixtures.mk
+include $(sort $(wildcard fixtures/*.mk))
 
 # ---- tests ----------------------------------------------------------------
 BATS     ?= bats
