@@ -17,6 +17,9 @@ void usage(FILE *f);
 /* "123" -> pid; -EINVAL (message) for anything else, -ESRCH if absent. */
 int parse_pid(const char *s, pid_t *pid);
 
+/* Report getopt's '?' or ':' for the option just parsed. */
+void bad_option(const char *cmd, int c, char **argv);
+
 /* JSON string with escapes, quotes included. */
 void json_str(FILE *f, const char *s);
 

@@ -115,7 +115,8 @@ int cmd_list(int argc, char **argv)
 	pid_t pid = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+jp:h", opts, NULL)) != -1) {
+	opterr = 0;     /* our own messages, with the probecheck: prefix */
+	while ((c = getopt_long(argc, argv, "+:jp:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'p':
@@ -123,7 +124,10 @@ int cmd_list(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 'h': usage(stdout); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
+		default:
+			bad_option("list", c, argv);
+			usage(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if ((pid && optind != argc) || (!pid && optind != argc - 1)) {

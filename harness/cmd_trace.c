@@ -47,7 +47,8 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+jc:p:vh", opts, NULL)) != -1) {
+	opterr = 0;     /* our own messages, with the probecheck: prefix */
+	while ((c = getopt_long(argc, argv, "+:jc:p:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->to_json = 1; break;
 		case 's':
@@ -62,7 +63,9 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 			break;
 		case 'v': pc_log_verbose = 1; break;
 		case 'h': usage(stdout); exit(EXIT_OK);
-		default: return -EINVAL;
+		default:
+			bad_option("trace", c, argv);
+			return -EINVAL;
 		}
 	}
 	if (!o->to_cmd == !o->to_pid) {

@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,16 @@ int parse_pid(const char *s, pid_t *pid)
 	}
 	*pid = v;
 	return 0;
+}
+
+void bad_option(const char *cmd, int c, char **argv)
+{
+	const char *opt = argv[optind - 1];
+
+	if (c == ':')
+		pc_err("%s: option '%s' needs an argument", cmd, opt);
+	else
+		pc_err("%s: unknown option '%s'", cmd, opt);
 }
 
 void json_str(FILE *f, const char *s)
