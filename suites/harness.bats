@@ -1,0 +1,584 @@
+#!/usr/bin/env bats
+# harness.bats — the harness judges the tracer, so it is tested first:
+# the oracle comparator, pc-peek, and the helpers every suite relies on
+# (requires, pc, barriers, the cleanup invariants).
+#
+# bats file_tags=harness
+
+load helpers/common
+
+# ---------------------------------------------------------------------------
+# oraclecmp
+
+# oc NAME: path of a crafted JSON-lines file in the test's tmpdir, its
+# content read from stdin.
+oc() {
+	cat >"$BATS_TEST_TMPDIR/$1"
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+oraclecmp() {
+	"$PC_TOOLS/oraclecmp" "$@"
+}
+
+@test "oraclecmp: identical logs match, informational oracle lines ignored" {
+	o=$(oc o.json <<-'EOF'
+		{"step":"start","pid":7}
+		{"probe":"fx:p_int","pid":7,"tid":8,"args":[1,-2,3]}
+		{"sema":"fx:p_sema","pid":7,"tid":7,"value":1}
+		{"probe":"fx:p_none","pid":7,"tid":7,"args":[]}
+		{"note":"done"}
+	EOF
+	)
+	t=$(oc t.json <<-'EOF'
+		{"probe":"fx:p_int","pid":7,"tid":8,"cpu":1,"ts":100,"args":[1,-2,3]}
+		{"probe":"fx:p_none","pid":7,"tid":7,"cpu":0,"ts":101,"args":[]}
+	EOF
+	)
+	run -0 oraclecmp "$o" "$t"
+	assert_output "oraclecmp: 2 events match"
+}
+
+@test "oraclecmp: order does not matter, whitespace does not matter" {
+	o=$(oc o.json <<-'EOF'
+		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
+		{"probe":"fx:b","pid":1,"tid":2,"args":[2]}
+		{"probe":"fx:c","pid":2,"tid":2,"args":[3]}
+	EOF
+	)
+	t=$(oc t.json <<-'EOF'
+		{ "probe" : "fx:c", "pid" : 2, "tid" : 2, "args" : [ 3 ] }
+		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
+
+		{"probe":"fx:b","pid":1,"tid":2,"args":[2]}
+	EOF
+	)
+	run -0 oraclecmp "$o" "$t"
+	assert_output "oraclecmp: 3 events match"
+}
+
+@test "oraclecmp: duplicate counts are compared, both ways" {
+	o=$(oc o.json <<-'EOF'
+		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
+		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
+		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
+		{"probe":"fx:b","pid":1,"tid":1,"args":[]}
+	EOF
+	)
+	t=$(oc t.json <<-'EOF'
+		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
+		{"probe":"fx:b","pid":1,"tid":1,"args":[]}
+		{"probe":"fx:b","pid":1,"tid":1,"args":[]}
+	EOF
+	)
+	run -1 oraclecmp "$o" "$t"
+	assert_line 'missing (x2): {"probe":"fx:a","pid":1,"tid":1,"args":[1]}'
+	assert_line 'unexpected (x1): {"probe":"fx:b","pid":1,"tid":1,"args":[]}'
+	assert_line "oraclecmp: MISMATCH: 2 events match, 2 missing, 1 unexpected (oracle 4, trace 3)"
+}
+
+@test "oraclecmp: one argument off by one is a mismatch" {
+	o=$(oc o.json <<<'{"probe":"fx:p","pid":5,"tid":5,"args":[10,20,30]}')
+	t=$(oc t.json <<<'{"probe":"fx:p","pid":5,"tid":5,"args":[10,21,30]}')
+	run -1 oraclecmp "$o" "$t"
+	assert_line 'missing (x1): {"probe":"fx:p","pid":5,"tid":5,"args":[10,20,30]}'
+	assert_line 'unexpected (x1): {"probe":"fx:p","pid":5,"tid":5,"args":[10,21,30]}'
+}
+
+@test "oraclecmp: pid, tid and probe name all take part" {
+	o=$(oc o.json <<<'{"probe":"fx:p","pid":5,"tid":6,"args":[1]}')
+	for t in '{"probe":"fx:p","pid":5,"tid":5,"args":[1]}' \
+		 '{"probe":"fx:p","pid":6,"tid":6,"args":[1]}' \
+		 '{"probe":"fx:q","pid":5,"tid":6,"args":[1]}' \
+		 '{"probe":"fx:p","pid":5,"tid":6,"args":[1,1]}'; do
+		run -1 oraclecmp "$o" "$(oc t.json <<<"$t")"
+		assert_output --partial "1 missing, 1 unexpected"
+	done
+}
+
+@test "oraclecmp: 64-bit values are exact: u64 max is not -1, 2^63 is not 2^63-1" {
+	o=$(oc o.json <<-'EOF'
+		{"probe":"fx:u","pid":1,"tid":1,"args":[18446744073709551615]}
+		{"probe":"fx:s","pid":1,"tid":1,"args":[-9223372036854775808]}
+		{"probe":"fx:b","pid":1,"tid":1,"args":[9223372036854775808]}
+	EOF
+	)
+	t=$(oc t.json <<-'EOF'
+		{"probe":"fx:u","pid":1,"tid":1,"args":[18446744073709551615]}
+		{"probe":"fx:s","pid":1,"tid":1,"args":[-9223372036854775808]}
+		{"probe":"fx:b","pid":1,"tid":1,"args":[9223372036854775808]}
+	EOF
+	)
+	run -0 oraclecmp "$o" "$t"
+	assert_output "oraclecmp: 3 events match"
+
+	t=$(oc t2.json <<-'EOF'
+		{"probe":"fx:u","pid":1,"tid":1,"args":[-1]}
+		{"probe":"fx:s","pid":1,"tid":1,"args":[9223372036854775808]}
+		{"probe":"fx:b","pid":1,"tid":1,"args":[9223372036854775807]}
+	EOF
+	)
+	run -1 oraclecmp "$o" "$t"
+	assert_output --partial "0 events match, 3 missing, 3 unexpected"
+	# Values a double cannot tell apart.
+	o=$(oc o3.json <<<'{"probe":"fx:u","pid":1,"tid":1,"args":[18446744073709551614]}')
+	t=$(oc t3.json <<<'{"probe":"fx:u","pid":1,"tid":1,"args":[18446744073709551615]}')
+	run -1 oraclecmp "$o" "$t"
+}
+
+@test "oraclecmp: -0 equals 0; null equals only null" {
+	o=$(oc o.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[0,null]}')
+	run -0 oraclecmp "$o" "$(oc t.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[-0,null]}')"
+	run -1 oraclecmp "$o" "$(oc t.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[0,0]}')"
+	run -1 oraclecmp "$o" "$(oc t.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[0,"null"]}')"
+}
+
+@test "oraclecmp: strings compare by content, whatever the escape spelling" {
+	o=$(oc o.json <<-'EOF'
+		{"probe":"fx:s","pid":1,"tid":1,"args":["A/\"\\\n\t\u0001é😀"]}
+	EOF
+	)
+	t=$(oc t.json <<-'EOF'
+		{"probe":"fx:s","pid":1,"tid":1,"args":["\u0041\/\u0022\u005c\u000a\u0009\u0001\u00e9\ud83d\ude00"]}
+	EOF
+	)
+	run -0 oraclecmp "$o" "$t"
+	assert_output "oraclecmp: 1 events match"
+	# One character different, and a string is never a number.
+	run -1 oraclecmp "$o" "$(oc t2.json <<<'{"probe":"fx:s","pid":1,"tid":1,"args":["A/\"\\\n\t\u0002é😀"]}')"
+	run -1 oraclecmp "$(oc o3.json <<<'{"probe":"fx:s","pid":1,"tid":1,"args":["5"]}')" \
+		"$(oc t3.json <<<'{"probe":"fx:s","pid":1,"tid":1,"args":[5]}')"
+	assert_output --partial 'unexpected (x1): {"probe":"fx:s","pid":1,"tid":1,"args":[5]}'
+	assert_output --partial 'missing (x1): {"probe":"fx:s","pid":1,"tid":1,"args":["5"]}'
+}
+
+@test "oraclecmp: --only restricts both sides to matching probes" {
+	o=$(oc o.json <<-'EOF'
+		{"probe":"fx:keep_a","pid":1,"tid":1,"args":[1]}
+		{"probe":"fx:drop","pid":1,"tid":1,"args":[1]}
+		{"probe":"lib:keep_b","pid":1,"tid":1,"args":[2]}
+	EOF
+	)
+	t=$(oc t.json <<-'EOF'
+		{"probe":"fx:keep_a","pid":1,"tid":1,"args":[1]}
+		{"probe":"lib:keep_b","pid":1,"tid":1,"args":[2]}
+		{"probe":"other:x","pid":1,"tid":1,"args":[]}
+	EOF
+	)
+	run -1 oraclecmp "$o" "$t"
+	run -0 oraclecmp --only '*:keep_*' "$o" "$t"
+	assert_output "oraclecmp: 2 events match"
+	run -0 oraclecmp --only 'fx:keep_a' --only 'lib:*' "$o" "$t"
+	assert_output "oraclecmp: 2 events match"
+	run -0 oraclecmp --only 'nothing:*' "$o" "$t"
+	assert_output "oraclecmp: 0 events match"
+}
+
+@test "oraclecmp: malformed input names the file and line, exit 2" {
+	good='{"probe":"fx:p","pid":1,"tid":1,"args":[1]}'
+	o=$(oc o.json <<<"$good")
+	local -A bad=(
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[1,]}']="unexpected character ']'"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[1]'$'\n']="expected ',' or '}'"
+		['{"probe" "fx:p","pid":1,"tid":1,"args":[1]}']="expected ':' after key \"probe\""
+		['{"probe":"fx:p,"pid":1,"tid":1,"args":[1]}']="expected ',' or '}' in object"
+		['{"probe":"fx:p","pid":01,"tid":1,"args":[1]}']="leading zero"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[18446744073709551616]}']="above the unsigned 64-bit range"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[-9223372036854775809]}']="below the signed 64-bit range"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":["\x"]}']="bad escape"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":["\ud800"]}']="high surrogate"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[[1]]}']="nested array"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[1],"x":{"a":1}}']="nested object"
+		['{"probe":"fx:p","pid":1,"pid":1,"tid":1,"args":[1]}']='duplicate key "pid"'
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[1]} x']="trailing characters"
+		['{"probe":"fx:p","pid":"1","tid":1,"args":[1]}']='"pid" is not an integer'
+		['{"probe":"fx:p","pid":1,"args":[1]}']='no "tid"'
+		['{"probe":"fx:p","pid":1,"tid":1}']='no "args"'
+		['{"pid":1,"tid":1,"args":[1]}']='no "probe"'
+		['{"probe":"fx:p","pid":1,"tid":1,"args":1}']='"args" is not an array'
+		['[1,2]']="expected '{'"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[tru]}']="unexpected character 't'"
+	)
+	for line in "${!bad[@]}"; do
+		t=$(printf '%s\n%s\n' "$good" "$line" | oc t.json)
+		run -2 oraclecmp "$o" "$t"
+		assert_output --partial "oraclecmp: '$t' line 2"
+		assert_output --partial "${bad[$line]}"
+	done
+}
+
+@test "oraclecmp: a malformed oracle is reported too; oracle lines need no probe" {
+	o=$(oc o.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1}')
+	t=$(oc t.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
+	run -2 oraclecmp "$o" "$t"
+	assert_output --partial "oraclecmp: '$o' line 1"
+	# An oracle "probe" line must be complete.
+	o=$(oc o2.json <<<'{"probe":"fx:p","pid":1,"args":[1]}')
+	run -2 oraclecmp "$o" "$t"
+	assert_output --partial 'no "tid"'
+}
+
+@test "oraclecmp: bad usage and missing files exit 2" {
+	o=$(oc o.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
+	run -2 oraclecmp "$o"
+	assert_output --partial "usage:"
+	run -2 oraclecmp --bogus "$o" "$o"
+	assert_output --partial "unknown option '--bogus'"
+	run -2 oraclecmp --only
+	run -2 oraclecmp "$o" "$BATS_TEST_TMPDIR/nope.json"
+	assert_output --partial "nope.json': No such file or directory"
+}
+
+@test "oraclecmp: a large multiset, shuffled, still matches; one drop is found" {
+	o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	for ((i = 0; i < 3000; i++)); do
+		printf '{"probe":"fx:p%d","pid":%d,"tid":%d,"args":[%d,-%d,"s%d"]}\n' \
+			$((i % 7)) $((i % 3)) $((i % 5)) $((i % 11)) $((i % 13)) $((i % 2))
+	done >"$o"
+	shuf "$o" >"$t"
+	run -0 oraclecmp "$o" "$t"
+	assert_output "oraclecmp: 3000 events match"
+	sed -i 1d "$t"
+	run -1 oraclecmp "$o" "$t"
+	assert_output --partial "2999 events match, 1 missing, 0 unexpected"
+}
+
+@test "assert_oracle: passes on a match, fails on a mismatch and on nothing" {
+	o=$(oc o.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
+	t=$(oc t.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
+	assert_oracle "$o" "$t"
+	t2=$(oc t2.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[2]}')
+	run ! assert_oracle "$o" "$t2"
+	assert_output --partial "oracle and trace differ"
+	assert_output --partial 'unexpected (x1)'
+	run ! assert_oracle "$o" "$t" --only 'none:*'
+	assert_output --partial "no events on either side"
+	assert_oracle "$o" "$t" --only 'none:*' --allow-empty
+	[[ $(pc_count_events "$o") == 1 ]]
+	[[ $(pc_count_events "$o" 'none:*') == 0 ]]
+}
+
+# ---------------------------------------------------------------------------
+# pc-peek
+
+# A process to read from: a copy of sleep named like a fixture.
+start_sleeper() {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_sleeper"
+	pc_spawn SLEEPER "$BATS_TEST_TMPDIR/fx_sleeper" 1000
+	pc_wait_until 5 grep -q fx_sleeper "/proc/$SLEEPER/maps"
+	SLEEPER_BASE=0x$(awk '/fx_sleeper$/ { split($1, r, "-"); print r[1]; exit }' "/proc/$SLEEPER/maps")
+}
+
+@test "pc-peek: reads the ELF magic of a running process in every size" {
+	start_sleeper
+	run -0 pc_peek_bytes "$SLEEPER" "$SLEEPER_BASE" 4
+	assert_output "7f 45 4c 46"
+	run -0 pc_peek "$SLEEPER" "$SLEEPER_BASE" 1
+	assert_output 127
+	run -0 pc_peek "$SLEEPER" "$SLEEPER_BASE" 2
+	assert_output 17791
+	run -0 pc_peek "$SLEEPER" "${SLEEPER_BASE#0x}" 4
+	assert_output 1179403647
+	# e_ident[4..7]: ELFCLASS64, little endian, version 1, SysV ABI.
+	run -0 pc_peek "$SLEEPER" "$(printf '0x%x' $((SLEEPER_BASE + 4)))" 4
+	assert_output $((0x00010102))
+	run -0 pc_peek "$SLEEPER" "$SLEEPER_BASE" 8
+	assert_output $((0x00010102464c457f))
+}
+
+@test "pc-peek: bad input exits 2, a failed read exits 1" {
+	start_sleeper
+	run -2 pc_peek "$SLEEPER" "$SLEEPER_BASE" 3
+	assert_output --partial "SIZE 3: must be 1, 2, 4 or 8"
+	run -2 pc_peek x "$SLEEPER_BASE" 4
+	assert_output --partial "'x': not a process id"
+	run -2 pc_peek -1 "$SLEEPER_BASE" 4
+	run -2 pc_peek "$SLEEPER" 0xzz 4
+	assert_output --partial "'0xzz': not a hex address"
+	run -2 pc_peek "$SLEEPER" "$SLEEPER_BASE"
+	assert_output --partial "usage:"
+	run -2 pc_peek_bytes "$SLEEPER" "$SLEEPER_BASE" 0
+	run -2 pc_peek_bytes "$SLEEPER" "$SLEEPER_BASE" 4097
+	run -1 pc_peek "$SLEEPER" 0 8
+	assert_output --partial "cannot read 8 bytes at 0x0"
+	run -1 pc_peek 999999999 "$SLEEPER_BASE" 8
+	assert_output --partial "pid 999999999: no such process"
+}
+
+@test "pc_elf_notes and pc_load_bias find python's semaphores at rest" {
+	requires file:/usr/bin/python3.11
+	run -0 pc_elf_notes /usr/bin/python3.11
+	assert_line --regexp '^python function__entry 0x[0-9a-f]{16} 0x[0-9a-f]{16} 0x[0-9a-f]{16} 8@%rbp 8@%r12 -4@%eax$'
+	[[ ${#lines[@]} -ge 8 ]]
+	pc_spawn PY /usr/bin/python3.11 -c 'import time; time.sleep(1000)'
+	pc_wait_until 5 grep -q libc.so "/proc/$PY/maps"
+	read -r _ _ _ _ sema _ < <(pc_elf_notes /usr/bin/python3.11 | grep ' function__entry ')
+	addr=$(pc_runtime_addr "$PY" /usr/bin/python3.11 "$sema")
+	run -0 pc_peek "$PY" "$addr" 2
+	assert_output 0
+	pc_sema_watch "$PY" "$addr"
+}
+
+# ---------------------------------------------------------------------------
+# requires, pc, the log
+
+# nested NAME: run the bats file $BATS_TEST_TMPDIR/NAME.bats (the tests
+# come from stdin, after the usual load) with the same helpers; the TAP
+# output lands in $output.  Tests are written "TEST name {": bats would
+# take an "@test" line in this file for one of its own, heredoc or not.
+# Its tags extend ours, so what it leaks is its own teardown's business.
+nested() {
+	local f=$BATS_TEST_TMPDIR/$1.bats
+	{
+		echo "load '$PROBECHECK_ROOT/suites/helpers/common'"
+		sed 's/^\([[:space:]]*\)TEST /\1@test /'
+	} >"$f"
+	# A clean bats: none of the outer run's BATS_* variables.
+	env $(compgen -e | grep '^BATS_' | sed 's/^/-u /') \
+		PC_RUN_TAG="$PC_TAG/nested" BATS_TEST_TIMEOUT=60 bats --tap "$f" 2>&1
+}
+
+# nested_run NAME [VAR=VALUE...]: nested, in a clean process with VARs set.
+nested_run() {
+	env "${@:2}" bash -c "$(declare -f nested); BATS_TEST_TMPDIR='$BATS_TEST_TMPDIR' PC_TAG='$PC_TAG' nested $1"
+}
+
+@test "requires: skips with the probed reason; unknown capability fails" {
+	caps=$BATS_TEST_TMPDIR/caps
+	printf 'root=1\nuprobe_pmu=0\nuprobe_pmu_why=no uprobe PMU (test)\n' >"$caps"
+	run -1 nested_run req PROBECHECK_CAPS="$caps" <<-'EOF'
+		TEST "t1" { requires root; }
+		TEST "t2" { requires root uprobe_pmu; false; }
+		TEST "t3" { requires cmd:no-such-command-here; false; }
+		TEST "t4" { requires bogus_cap; }
+		TEST "t5" { requires file:/no/such/file; false; }
+	EOF
+	assert_line "ok 1 t1"
+	assert_line "ok 2 t2 # skip requires uprobe_pmu: no uprobe PMU (test)"
+	assert_line "ok 3 t3 # skip requires cmd:no-such-command-here: 'no-such-command-here' not installed"
+	assert_line "not ok 4 t4"
+	assert_output --partial "requires: unknown capability 'bogus_cap'"
+	assert_line "ok 5 t5 # skip requires file:/no/such/file: '/no/such/file' missing"
+	# File-wide requirements, declared after the load.
+	run -0 nested_run req2 PROBECHECK_CAPS="$caps" <<-'EOF'
+		PC_REQUIRES=(root uprobe_pmu)
+		TEST "t6" { false; }
+	EOF
+	assert_line "ok 1 t6 # skip requires uprobe_pmu: no uprobe PMU (test)"
+}
+
+@test "the capability file of this run has every capability probed" {
+	caps=$(pc_caps_file)
+	for c in root uprobe_pmu ref_ctr btf tracefs bpf uprobe_multi; do
+		grep -qE "^$c=[01]$" "$caps"
+	done
+	grep -q "^kernel=$(uname -r)$" "$caps"
+}
+
+# A stand-in for probecheck: prints to both streams, exits 3.
+fake_build() {
+	mkdir -p "$BATS_TEST_TMPDIR/build/tools"
+	ln -sf "$PC_TOOLS"/* "$BATS_TEST_TMPDIR/build/tools/"
+	cat >"$BATS_TEST_TMPDIR/build/probecheck" <<-'EOF'
+		#!/bin/sh
+		echo "out: $*"
+		echo "err: $*" >&2
+		exit 3
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/build/probecheck"
+}
+
+@test "pc: passes stdout and stderr through apart, keeps the status" {
+	fake_build
+	PC_BIN=$BATS_TEST_TMPDIR/build/probecheck
+	run -3 --separate-stderr pc list "a b"
+	assert_output "out: list a b"
+	[[ $stderr == "err: list a b" ]]
+	grep -q "pc\[1\]: probecheck list a\\\\ b" "$PC_LOG"
+	grep -q "pc\[1\]: exit status 3" "$PC_LOG"
+}
+
+@test "a failing test prints the probecheck log: command, status, stdout, stderr" {
+	fake_build
+	run -1 nested_run log PROBECHECK_BUILD="$BATS_TEST_TMPDIR/build" <<-'EOF'
+		TEST "fails" { run -0 pc trace -c true 'usdt:x:y:z'; }
+		TEST "passes" { run -3 pc list x; }
+	EOF
+	assert_line "not ok 1 fails"
+	assert_line --partial "# ---- probecheck log of this test ----"
+	assert_line --partial "pc[1]: probecheck trace -c true usdt:x:y:z"
+	assert_line --partial "pc[1]: exit status 3"
+	assert_line --partial "| out: trace -c true usdt:x:y:z"
+	assert_line --partial "| err: trace -c true usdt:x:y:z"
+	assert_line "ok 2 passes"
+	refute_output --partial "pc[1]: probecheck list x"
+}
+
+# ---------------------------------------------------------------------------
+# summary and barriers
+
+@test "assert_summary: delivered + dropped == hits == expected" {
+	stderr=$'noise\nprobecheck: summary: delivered=5 dropped=1 hits=6'
+	assert_summary 6
+	[[ $PC_DELIVERED == 5 && $PC_DROPPED == 1 && $PC_HITS == 6 ]]
+	run ! assert_summary 7
+	assert_output --partial "hits 6, expected 7"
+	stderr='probecheck: summary: delivered=5 dropped=0 hits=6'
+	run ! assert_summary 6
+	assert_output --partial "delivered 5 + dropped 0 != hits 6"
+	stderr=$'probecheck: summary: delivered=1 dropped=0 hits=1\nprobecheck: summary: delivered=1 dropped=0 hits=1'
+	run ! assert_summary 1
+	assert_output --partial "more than one summary line"
+	stderr='probecheck: done'
+	run ! assert_summary 1
+	assert_output --partial "no 'probecheck: summary:' line"
+	printf 'probecheck: summary: delivered=2 dropped=0 hits=2\n' >"$BATS_TEST_TMPDIR/err"
+	assert_summary 2 "$BATS_TEST_TMPDIR/err"
+}
+
+@test "fifo barrier: a read waits for the writer; a timeout fails" {
+	f=$(pc_fifo go)
+	[[ -p $f ]]
+	# Write only once the reader is blocked in its read (poll, as read -t
+	# waits): the read has to wait for the writer.
+	( pc_fifo_read "$f" >"$BATS_TEST_TMPDIR/got" 3>&- ) &
+	r=$!
+	pc_wait_until 10 grep -q '^poll_schedule' "/proc/$r/wchan"
+	pc_fifo_write "$f" "hello there"
+	wait "$r"
+	[[ $(cat "$BATS_TEST_TMPDIR/got") == "hello there" ]]
+	run ! pc_fifo_read "$f" 1
+	assert_output --partial "nothing on '$f' within 1s"
+	run ! pc_fifo_write "$f" x 1
+	assert_output --partial "no reader on '$f' within 1s"
+	run ! pc_wait_file "$BATS_TEST_TMPDIR/never" 1
+	touch "$BATS_TEST_TMPDIR/ready"
+	pc_wait_file "$BATS_TEST_TMPDIR/ready" 1
+}
+
+# ---------------------------------------------------------------------------
+# the cleanup invariants, each broken on purpose in a nested run
+
+@test "invariants: a spawned fixture is stopped by teardown; the test passes" {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_spawned"
+	run -0 nested_run spawn <<-EOF
+		TEST "spawns" {
+			pc_spawn P "$BATS_TEST_TMPDIR/fx_spawned" 1000
+			echo "\$P" >"$BATS_TEST_TMPDIR/pid"
+			pc_check_clean
+		}
+	EOF
+	assert_line "ok 1 spawns"
+	! pc_inv_alive "$(cat "$BATS_TEST_TMPDIR/pid")"
+}
+
+@test "invariants: a fixture left running fails the test and is killed" {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_leaked"
+	run -1 nested_run leak <<-EOF
+		TEST "leaks" {
+			"$BATS_TEST_TMPDIR/fx_leaked" 1000 3>&- &
+			echo "\$!" >"$BATS_TEST_TMPDIR/pid"
+		}
+	EOF
+	assert_line "not ok 1 leaks"
+	assert_output --regexp "stray process: pid [0-9]+ comm fx_leaked"
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	pc_wait_until 5 eval "! pc_inv_alive $pid"
+}
+
+@test "invariants: pc_check_clean spots an orphaned fixture mid-test" {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_orphan"
+	run -1 nested_run orphan <<-EOF
+		TEST "orphans" {
+			pc_spawn P "$BATS_TEST_TMPDIR/fx_orphan" 1000
+			pc_check_clean
+			( "$BATS_TEST_TMPDIR/fx_orphan" 999 3>&- & echo "\$!" >"$BATS_TEST_TMPDIR/pid" )
+			echo "clean so far"
+			pc_check_clean
+		}
+	EOF
+	assert_line "not ok 1 orphans"
+	assert_output --partial "clean so far"
+	assert_output --regexp "stray process: pid [0-9]+ comm fx_orphan"
+	pid=$(cat "$BATS_TEST_TMPDIR/pid")
+	pc_wait_until 5 eval "! pc_inv_alive $pid"
+}
+
+@test "invariants: a semaphore or site bytes not back to their value fail the test" {
+	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_watched"
+	run -1 nested_run watch <<-EOF
+		start() {
+			pc_spawn P "$BATS_TEST_TMPDIR/fx_watched" 1000
+			pc_wait_until 5 grep -q fx_watched "/proc/\$P/maps"
+			B=0x\$(awk '/fx_watched\$/ { split(\$1, r, "-"); print r[1]; exit }' "/proc/\$P/maps")
+		}
+		TEST "sema ok" { start; pc_sema_watch "\$P" "\$B" 17791; pc_bytes_watch "\$P" "\$B" 4; }
+		TEST "sema changed" { start; pc_sema_watch "\$P" "\$B" 1; }
+		TEST "bytes changed" { start; echo "\$P \$B 4 7f 45 4c 47" >>"\$PC_T/bytes"; }
+	EOF
+	assert_line "ok 1 sema ok"
+	assert_line "not ok 2 sema changed"
+	assert_output --regexp "semaphore pid [0-9]+ at 0x[0-9a-f]+ is 17791, expected 1"
+	assert_line "not ok 3 bytes changed"
+	assert_output --regexp "probe site pid [0-9]+ at 0x[0-9a-f]+ holds '7f 45 4c 46', expected '7f 45 4c 47'"
+}
+
+@test "invariants: a uprobe left in uprobe_events fails the test; ours is removed" {
+	requires root tracefs
+	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_target"
+	# Not ours, so teardown leaves it: this test removes it before its own check.
+	pc_on_teardown pc_inv_remove_uprobe "p:pcselftest_other/ev"
+	run -1 nested_run uprobe <<-EOF
+		TEST "leaves a uprobe of ours" {
+			echo "p:pc_selftest/pc_leak $BATS_TEST_TMPDIR/fx_target:0x1000" >>"$PC_TRACEFS/uprobe_events"
+		}
+		TEST "leaves someone's uprobe" {
+			echo "p:pcselftest_other/ev $BATS_TEST_TMPDIR/fx_target:0x1000" >>"$PC_TRACEFS/uprobe_events"
+		}
+	EOF
+	assert_line "not ok 1 leaves a uprobe of ours"
+	assert_output --partial "uprobe of ours left in uprobe_events: p:pc_selftest/pc_leak"
+	assert_line "not ok 2 leaves someone's uprobe"
+	assert_output --partial "new uprobe in uprobe_events: p:pcselftest_other/ev"
+	refute_output --partial "uprobe of ours left in uprobe_events: p:pcselftest_other/ev"
+	run -0 cat "$PC_TRACEFS/uprobe_events"
+	refute_output --partial pc_selftest
+	assert_output --partial pcselftest_other
+}
+
+@test "invariants: a BPF map of ours fails the test" {
+	requires root bpf cmd:bpftool
+	mkdir "$BATS_TEST_TMPDIR/bpffs"
+	mount -t bpf bpf "$BATS_TEST_TMPDIR/bpffs"
+	pc_on_teardown umount "$BATS_TEST_TMPDIR/bpffs"
+	pc_on_teardown rm -f "$BATS_TEST_TMPDIR/bpffs/pc_selftest"
+	run -1 nested_run bpf <<-EOF
+		TEST "leaves a map" {
+			bpftool map create "$BATS_TEST_TMPDIR/bpffs/pc_selftest" type array key 4 value 4 entries 1 name pc_selftest
+		}
+	EOF
+	assert_line "not ok 1 leaves a map"
+	assert_output --regexp "BPF object of ours: map [0-9]+ pc_selftest"
+}
+
+# ---------------------------------------------------------------------------
+# the suites themselves
+
+@test "every suite loads the helpers, keeps their setup and teardown, never uses a bare run" {
+	local bad=()
+	for f in "$PROBECHECK_ROOT"/suites/*.bats; do
+		grep -q '^load helpers/common$' "$f" || bad+=("$f: does not 'load helpers/common'")
+		if grep -qE '^(setup|teardown)\(\)' "$f"; then
+			grep -qE '^\s*pc_setup\b' "$f" || bad+=("$f: defines setup() without pc_setup")
+			grep -qE '^\s*pc_teardown\b' "$f" || bad+=("$f: defines teardown() without pc_teardown")
+		fi
+		while IFS= read -r l; do
+			bad+=("$f: bare run: $l")
+		done < <(grep -nE '^\s*run\s' "$f" |
+			grep -vE '^[0-9]+:\s*run\s+(-[0-9]+|!)\s' |
+			grep -vE '^[0-9]+:\s*run\s+--separate-stderr\s+(-[0-9]+|!)\s' || true)
+	done
+	if ((${#bad[@]})); then
+		printf '%s\n' "${bad[@]}" | fail
+	fi
+}

@@ -1,0 +1,90 @@
+# caps.bash — what this kernel and machine can do, probed once per run.
+#
+# harness/run-suites calls pc_caps_probe once and exports PROBECHECK_CAPS
+# (the file it wrote); `requires` in helpers/common.bash only reads it.  A
+# suite run directly with bats probes once per bats run instead, into
+# $BATS_RUN_TMPDIR.
+#
+# The file is key=value lines.  Every capability has KEY=1 or KEY=0, and
+# KEY_why=... says what was missing when it is 0, so a SKIP can name it.
+# Sourced by bash only; defines functions, runs nothing.
+
+PC_TRACEFS=${PC_TRACEFS:-/sys/kernel/tracing}
+
+# _pc_cap FILE KEY OK WHY: record one capability.
+_pc_cap() {
+	if [[ $3 == 1 ]]; then
+		printf '%s=1\n' "$2" >>"$1"
+	else
+		printf '%s=0\n%s_why=%s\n' "$2" "$2" "$4" >>"$1"
+	fi
+}
+
+# pc_tracefs_mount: tracefs at $PC_TRACEFS, mounting it if we may.
+# Prints "mounted" if it did the mount.  Fails if tracefs is not there.
+pc_tracefs_mount() {
+	[[ -e $PC_TRACEFS/uprobe_events ]] && return 0
+	[[ $(id -u) == 0 ]] || return 1
+	grep -qw tracefs /proc/filesystems || return 1
+	mount -t tracefs nodev "$PC_TRACEFS" 2>/dev/null || return 1
+	[[ -e $PC_TRACEFS/uprobe_events ]] || return 1
+	echo mounted
+}
+
+# pc_caps_probe FILE: probe everything once, write FILE.
+pc_caps_probe() {
+	local f=$1 pmu=/sys/bus/event_source/devices/uprobe m ok
+	: >"$f" || return 1
+	printf 'kernel=%s\n' "$(uname -r)" >>"$f"
+	printf 'probed_at=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$f"
+
+	[[ $(id -u) == 0 ]] && ok=1 || ok=0
+	_pc_cap "$f" root $ok "not running as root (uid $(id -u))"
+
+	# fd-based uprobes through perf_event_open: kernel 4.17.
+	[[ -r $pmu/type ]] && ok=1 || ok=0
+	_pc_cap "$f" uprobe_pmu $ok "no uprobe PMU ($pmu/type missing)"
+
+	# Semaphores as reference counters: kernel 4.20 (commit 1cc33161a83d).
+	[[ -e $pmu/format/ref_ctr_offset ]] && ok=1 || ok=0
+	_pc_cap "$f" ref_ctr $ok "uprobe PMU has no ref_ctr_offset ($pmu/format/ref_ctr_offset missing)"
+
+	[[ -r /sys/kernel/btf/vmlinux ]] && ok=1 || ok=0
+	_pc_cap "$f" btf $ok "no kernel BTF (/sys/kernel/btf/vmlinux missing)"
+
+	m=$(pc_tracefs_mount) && ok=1 || ok=0
+	_pc_cap "$f" tracefs $ok "tracefs not mounted at $PC_TRACEFS and cannot be mounted"
+	[[ $m == mounted ]] && printf 'tracefs_mounted_by_harness=1\n' >>"$f"
+
+	if ! command -v bpftool >/dev/null 2>&1; then
+		_pc_cap "$f" bpf 0 "bpftool not installed, cannot check the bpf syscall"
+	else
+		bpftool prog show >/dev/null 2>&1 && ok=1 || ok=0
+		_pc_cap "$f" bpf $ok "bpf syscall refused ('bpftool prog show' failed)"
+	fi
+
+	# uprobe_multi links: kernel 6.6; the link type is in vmlinux BTF.
+	if [[ -r /sys/kernel/btf/vmlinux ]] &&
+	   grep -q bpf_uprobe_multi_link /sys/kernel/btf/vmlinux; then
+		ok=1
+	else
+		ok=0
+	fi
+	_pc_cap "$f" uprobe_multi $ok "kernel has no uprobe_multi link (needs 6.6)"
+	return 0
+}
+
+# pc_caps_file: the caps file for this run, probing once if nobody did.
+pc_caps_file() {
+	local f
+	if [[ -n ${PROBECHECK_CAPS:-} && -s $PROBECHECK_CAPS ]]; then
+		echo "$PROBECHECK_CAPS"
+		return 0
+	fi
+	f=${BATS_RUN_TMPDIR:?not under bats and PROBECHECK_CAPS unset}/pc-caps
+	if [[ ! -s $f ]]; then
+		# Written aside and renamed: a reader never sees half a file.
+		pc_caps_probe "$f.$$" && mv -f "$f.$$" "$f" || return 1
+	fi
+	echo "$f"
+}

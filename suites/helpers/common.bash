@@ -1,0 +1,720 @@
+# common.bash — loaded first by every suite:  load helpers/common
+#
+# It gives each test:
+#   - bats-support and bats-assert (assert_success, assert_output, ...);
+#   - `requires CAP...`: SKIP with the reason when the kernel or machine
+#     lacks something (capabilities are probed once per run, see caps.bash);
+#   - `pc ARGS...`: the probecheck binary, every call logged with its
+#     arguments, status, stdout and stderr; the log is printed when the test
+#     fails, so a failing test explains itself;
+#   - background tracing with a ready-file barrier, fixture spawning,
+#     fifo barriers, the oracle comparison and the summary check;
+#   - the cleanup invariants, checked after EVERY test (teardown): no
+#     uprobe, BPF object or process of ours left over, watched semaphores and
+#     probe-site bytes back to their values.  A violation fails the test.
+#
+# This file defines setup() and teardown().  A suite must not redefine
+# them: register cleanup with pc_on_teardown, declare file-wide needs with
+# PC_REQUIRES=(root bpf ...) after the load.  (If a suite really must
+# define its own, it calls pc_setup first and pc_teardown last;
+# suites/harness.bats checks that every suite does.)
+#
+# Tests run under `set -e`; teardown does not (bats calls it in a || list),
+# so everything on the teardown path checks its own status.
+
+_pc_helpers=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$_pc_helpers/caps.bash"
+. "$_pc_helpers/invariants.bash"
+
+_pc_lib=${PC_BATS_LIB:-/usr/lib/bats}
+if [[ ! -r $_pc_lib/bats-support/load.bash || ! -r $_pc_lib/bats-assert/load.bash ]]; then
+	echo "common.bash: bats-support/bats-assert not found under $_pc_lib" \
+		"(apt-get install bats-support bats-assert)" >&2
+	return 1
+fi
+# run -N / run ! / --separate-stderr: bats 1.5 (Debian 12 has 1.8.2).
+bats_require_minimum_version 1.5.0
+load "$_pc_lib/bats-support/load.bash"
+load "$_pc_lib/bats-assert/load.bash"
+
+: "${PROBECHECK_ROOT:=$(cd "$_pc_helpers/../.." && pwd)}"
+: "${PROBECHECK_BUILD:=$PROBECHECK_ROOT/build}"
+export PROBECHECK_ROOT PROBECHECK_BUILD
+PC_BIN=$PROBECHECK_BUILD/probecheck
+PC_TOOLS=$PROBECHECK_BUILD/tools
+PC_FIXTURES=$PROBECHECK_BUILD/fixtures
+# How long a barrier or a kernel-side effect may take before we call it a
+# hang.  Generous: TCG guests are slow.
+PC_TIMEOUT=${PC_TIMEOUT:-30}
+# Untagged new fixture/probecheck processes count as ours only in CI.
+PC_STRICT_PROCS=${PC_STRICT_PROCS:-${CI:+1}}
+PC_REQUIRES=()
+
+# _pc_deadline SECONDS: a deadline in microseconds; _pc_before D: not yet.
+# Loops count time, not iterations: a busy machine must not stretch them.
+_pc_deadline() {
+	echo $(( ${EPOCHREALTIME/./} + $1 * 1000000 ))
+}
+
+_pc_before() {
+	(( ${EPOCHREALTIME/./} < $1 ))
+}
+
+# ---------------------------------------------------------------------------
+# Logging: one log per test, printed by teardown when the test failed.
+
+# pc_log MSG...: append a line to this test's log.
+pc_log() {
+	printf '%s\n' "$*" >>"${PC_LOG:-/dev/stderr}"
+}
+
+# pc_log_file TITLE FILE: append FILE to the log, long files abridged.
+pc_log_file() {
+	_pc_log_file "$@"
+}
+
+_pc_log_file() {
+	local n
+	[[ -s $2 ]] || { pc_log "  --- $1: (empty)"; return 0; }
+	n=$(wc -l <"$2")
+	pc_log "  --- $1 ($n lines, $2):"
+	if ((n > 120)); then
+		head -n 80 "$2" | sed 's/^/  | /' >>"$PC_LOG"
+		pc_log "  | ... $((n - 100)) lines not shown ..."
+		tail -n 20 "$2" | sed 's/^/  | /' >>"$PC_LOG"
+	else
+		sed 's/^/  | /' "$2" >>"$PC_LOG"
+	fi
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# Capabilities.
+
+# requires CAP...: SKIP this test unless every capability is there.
+#   root uprobe_pmu ref_ctr btf tracefs bpf uprobe_multi   (probed once)
+#   cmd:NAME                                  NAME is on PATH
+#   file:PATH                                 PATH exists (e.g. a fixture)
+requires() {
+	local cap caps v why line
+	caps=$(pc_caps_file) || { fail "requires: cannot read the capability file"; return 1; }
+	for cap in "$@"; do
+		case $cap in
+		cmd:*)
+			command -v "${cap#cmd:}" >/dev/null 2>&1 ||
+				skip "requires $cap: '${cap#cmd:}' not installed"
+			continue ;;
+		file:*)
+			[[ -e ${cap#file:} ]] || skip "requires $cap: '${cap#file:}' missing"
+			continue ;;
+		esac
+		v='' why=''
+		while IFS= read -r line; do
+			[[ $line == "$cap="* ]] && v=${line#*=}
+			[[ $line == "${cap}_why="* ]] && why=${line#*=}
+		done <"$caps"
+		[[ -n $v ]] || { fail "requires: unknown capability '$cap' (see suites/helpers/caps.bash)"; return 1; }
+		[[ $v == 1 ]] || skip "requires $cap: ${why:-not available}"
+	done
+}
+
+# pc_cap CAP: succeed if the capability is there (no skip), for branching.
+pc_cap() {
+	local caps
+	caps=$(pc_caps_file) || return 1
+	grep -qx "$1=1" "$caps"
+}
+
+# ---------------------------------------------------------------------------
+# The binary under test.
+
+# pc ARGS...: run probecheck ARGS.  Stdout and stderr pass through
+# unchanged (so `run -2 --separate-stderr pc ...` sees exactly what
+# probecheck printed) and both go to the log with the status.
+pc() {
+	local out err st n
+	# Counted in a file: `run` calls us in a subshell.
+	echo >>"$PC_T/calls"
+	n=$(wc -l <"$PC_T/calls")
+	out=$BATS_TEST_TMPDIR/pc.$n.out
+	err=$BATS_TEST_TMPDIR/pc.$n.err
+	pc_log "pc[$n]: probecheck $(printf '%q ' "$@")"
+	st=0
+	"$PC_BIN" "$@" >"$out" 2>"$err" 3>&- || st=$?
+	pc_log "pc[$n]: exit status $st"
+	_pc_log_file "pc[$n] stdout" "$out"
+	_pc_log_file "pc[$n] stderr" "$err"
+	cat "$out"
+	cat "$err" >&2
+	return $st
+}
+
+# pc_trace_bg OUT ARGS...: start `probecheck trace --ready R ARGS` in the
+# background with stdout to OUT and stderr to OUT.err, and return once
+# every probe is attached (the ready file exists).  Fails, with the
+# tracer's stderr, if it exits first or does not get ready in PC_TIMEOUT.
+# Sets PC_TRACE_PID and PC_TRACE_OUT.  Stop it with pc_trace_stop or wait
+# for it with pc_trace_wait; teardown stops one still running.
+pc_trace_bg() {
+	local out=$1 ready dl
+	shift
+	[[ ! -c $out ]] || { fail "pc_trace_bg: OUT '$out' must be a file: stderr goes to OUT.err"; return 1; }
+	echo >>"$PC_T/calls"
+	PC_NCALL=$(wc -l <"$PC_T/calls")
+	ready=$BATS_TEST_TMPDIR/ready.$PC_NCALL
+	PC_TRACE_OUT=$out
+	PC_TRACE_ERR=$out.err
+	pc_log "pc[$PC_NCALL]: probecheck trace --ready $ready $(printf '%q ' "$@") (background)"
+	"$PC_BIN" trace --ready "$ready" "$@" >"$out" 2>"$out.err" 3>&- &
+	PC_TRACE_PID=$!
+	echo "$PC_TRACE_PID" >>"$PC_T/tracers"
+	dl=$(_pc_deadline "$PC_TIMEOUT")
+	while _pc_before "$dl"; do
+		[[ -e $ready ]] && { pc_log "pc[$PC_NCALL]: ready (pid $PC_TRACE_PID)"; return 0; }
+		if ! pc_inv_alive "$PC_TRACE_PID"; then
+			_pc_trace_reap
+			fail "pc_trace_bg: tracer exited with status $PC_TRACE_STATUS before it was ready: $(cat "$out.err")"; return 1
+		fi
+		sleep 0.01	# polling the ready file, bounded by PC_TIMEOUT
+	done
+	pc_trace_stop KILL
+	fail "pc_trace_bg: tracer not ready after ${PC_TIMEOUT}s: $(cat "$out.err")"; return 1
+}
+
+# pc_trace_stop [SIGNAL]: signal the background tracer (default INT), wait
+# for it, set PC_TRACE_STATUS and log its stderr.  Never fails by itself:
+# assert on PC_TRACE_STATUS.
+pc_trace_stop() {
+	local sig=${1:-INT}
+	[[ -n ${PC_TRACE_PID:-} ]] || { fail "pc_trace_stop: no tracer running"; return 1; }
+	kill -"$sig" "$PC_TRACE_PID" 2>/dev/null || true
+	_pc_trace_reap
+}
+
+# pc_trace_wait: wait for the background tracer to end by itself (its -c
+# command or -p process exited), at most PC_TIMEOUT; then as pc_trace_stop.
+pc_trace_wait() {
+	local dl
+	[[ -n ${PC_TRACE_PID:-} ]] || { fail "pc_trace_wait: no tracer running"; return 1; }
+	dl=$(_pc_deadline "$PC_TIMEOUT")
+	while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
+		sleep 0.01	# `wait` has no timeout
+	done
+	if pc_inv_alive "$PC_TRACE_PID"; then
+		pc_log "pc_trace_wait: tracer $PC_TRACE_PID still running after ${PC_TIMEOUT}s, killing it"
+		kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
+	fi
+	_pc_trace_reap
+}
+
+_pc_trace_reap() {
+	PC_TRACE_STATUS=0
+	wait "$PC_TRACE_PID" 2>/dev/null || PC_TRACE_STATUS=$?
+	pc_log "tracer $PC_TRACE_PID: exit status $PC_TRACE_STATUS"
+	_pc_log_file "tracer stdout" "$PC_TRACE_OUT"
+	_pc_log_file "tracer stderr" "$PC_TRACE_OUT.err"
+	PC_TRACE_PID=
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# Fixtures and other processes.
+
+# fx_bin VARIANT: path of the fixture executable of VARIANT, which is
+#   CC_OPT_PIE as in fixtures/fixtures.mk, with or without "fx_":
+#   fx_bin gcc_O2_pie -> $PROBECHECK_BUILD/fixtures/fx_gcc_O2_pie
+# fx_lib VARIANT: its shared library (CC_OPT, a PIE suffix is ignored):
+#   fx_lib gcc_O2_pie -> $PROBECHECK_BUILD/fixtures/libfx_gcc_O2.so
+# Both fail, naming the variants there are, if the file is missing.
+fx_bin() {
+	local v=${1#fx_}
+	_pc_fx_path "$PC_FIXTURES/fx_$v"
+}
+
+fx_lib() {
+	local v=${1#fx_}
+	v=${v%_pie}
+	v=${v%_nopie}
+	_pc_fx_path "$PC_FIXTURES/libfx_$v.so"
+}
+
+# fx_variants: every executable variant built (fixtures/variants.txt).
+fx_variants() {
+	local v
+	if [[ -r $PC_FIXTURES/variants.txt ]]; then
+		while read -r v; do
+			[[ -n $v ]] && echo "${v#fx_}"
+		done <"$PC_FIXTURES/variants.txt"
+		return 0
+	fi
+	fail "fx_variants: no '$PC_FIXTURES/variants.txt' (run make)"; return 1
+}
+
+_pc_fx_path() {
+	if [[ ! -e $1 ]]; then
+		echo "no fixture '$1'; there are:" \
+			"$(cd "$PC_FIXTURES" 2>/dev/null && ls -- fx_* libfx_* 2>/dev/null | tr '\n' ' ')" >&2
+		return 1
+	fi
+	echo "$1"
+}
+
+# pc_spawn VAR CMD...: start CMD in the background in its own session, so
+# teardown can kill it and everything it forked; VAR gets its pid.  Its
+# stdout/stderr go to $BATS_TEST_TMPDIR/spawn.N.{out,err} (N counts the
+# test's spawns, the log says which).  Not inside `run`.
+pc_spawn() {
+	local -n _pc_spawn_var=$1
+	local log
+	shift
+	PC_NSPAWN=$((${PC_NSPAWN:-0} + 1))
+	log=$BATS_TEST_TMPDIR/spawn.$PC_NSPAWN
+	# fd 3 is bats' own output: a background holder would hang bats.
+	setsid "$@" >"$log.out" 2>"$log.err" 3>&- </dev/null &
+	_pc_spawn_var=$!
+	echo "$!" >>"$PC_T/spawned"
+	pc_log "spawned pid $! (own session, output in $log.{out,err}): $(printf '%q ' "$@")"
+}
+
+# pc_kill PID [SIGNAL]: signal one process (default KILL) and, if it is
+# our child, reap it; sets PC_KILL_STATUS.  For tests that kill on purpose.
+pc_kill() {
+	local pid=$1 sig=${2:-KILL}
+	kill -"$sig" "$pid" || { fail "pc_kill: cannot send SIG$sig to $pid"; return 1; }
+	PC_KILL_STATUS=0
+	wait "$pid" 2>/dev/null || PC_KILL_STATUS=$?
+	pc_log "killed $pid with SIG$sig: status $PC_KILL_STATUS"
+}
+
+# pc_on_teardown CMD...: run CMD at teardown, before the invariant check
+# (last registered runs first).  For stopping what the test started.
+pc_on_teardown() {
+	PC_CLEANUPS+=("$(printf '%q ' "$@")")
+}
+
+# ---------------------------------------------------------------------------
+# Barriers.  No sleeps as synchronisation: fifos and ready files.
+
+# pc_fifo NAME: make a fifo in the test's tmpdir, print its path.
+pc_fifo() {
+	local p=$BATS_TEST_TMPDIR/$1
+	mkfifo "$p" || { fail "pc_fifo: cannot make '$p'"; return 1; }
+	echo "$p"
+}
+
+# pc_fifo_read FIFO [TIMEOUT]: read one line (printed), fail on timeout or
+# EOF.  Opened read-write so the open never blocks; the read has the limit.
+pc_fifo_read() {
+	local fd line
+	exec {fd}<>"$1" || { fail "pc_fifo_read: cannot open '$1'"; return 1; }
+	if ! IFS= read -r -t "${2:-$PC_TIMEOUT}" -u "$fd" line; then
+		exec {fd}<&-
+		fail "pc_fifo_read: nothing on '$1' within ${2:-$PC_TIMEOUT}s"; return 1
+	fi
+	exec {fd}<&-
+	printf '%s\n' "$line"
+}
+
+# pc_fifo_write FIFO MSG [TIMEOUT]: write one line, waiting at most
+# TIMEOUT for a reader to open the other end.
+pc_fifo_write() {
+	timeout "${3:-$PC_TIMEOUT}" bash -c 'printf "%s\n" "$2" >"$1"' _ "$1" "$2" ||
+		{ fail "pc_fifo_write: no reader on '$1' within ${3:-$PC_TIMEOUT}s"; return 1; }
+}
+
+# pc_wait_file PATH [TIMEOUT]: wait until PATH exists (a ready file).
+pc_wait_file() {
+	local t=${2:-$PC_TIMEOUT} dl
+	dl=$(_pc_deadline "$t")
+	while _pc_before "$dl"; do
+		[[ -e $1 ]] && return 0
+		sleep 0.01	# polling a ready file, bounded
+	done
+	[[ -e $1 ]] && return 0
+	fail "pc_wait_file: '$1' did not appear within ${t}s"; return 1
+}
+
+# pc_wait_until TIMEOUT CMD...: poll CMD until it succeeds.  Only for
+# effects the kernel completes asynchronously (BPF object freeing, a
+# reparented zombie being reaped), never to wait for a test's own process.
+pc_wait_until() {
+	local dl
+	dl=$(_pc_deadline "$1")
+	shift
+	while _pc_before "$dl"; do
+		"$@" && return 0
+		sleep 0.02
+	done
+	"$@"
+}
+
+# ---------------------------------------------------------------------------
+# Judging the tracer.
+
+# assert_oracle ORACLE TRACE [--only GLOB]... [--allow-empty]: the trace
+# holds exactly the oracle's events (multiset of pid, tid, probe, args).
+# Zero events on both sides fails unless --allow-empty: a comparison of
+# nothing with nothing proves nothing.
+assert_oracle() {
+	local oracle=$1 trace=$2 allow_empty=0 out st
+	local -a opts=()
+	shift 2 || { fail "assert_oracle: usage: assert_oracle ORACLE TRACE [--only GLOB] [--allow-empty]"; return 1; }
+	while (($#)); do
+		case $1 in
+		--only) opts+=(--only "$2"); shift 2 ;;
+		--allow-empty) allow_empty=1; shift ;;
+		*) fail "assert_oracle: unknown option '$1'"; return 1 ;;
+		esac
+	done
+	st=0
+	out=$("$PC_TOOLS/oraclecmp" "${opts[@]}" "$oracle" "$trace" 2>&1) || st=$?
+	pc_log "oraclecmp $(printf '%q ' "${opts[@]}" "$oracle" "$trace"): status $st"
+	if ((st != 0)); then
+		printf 'oracle: %s\ntrace:  %s\n%s\n' "$oracle" "$trace" "$out" |
+			batslib_decorate "oracle and trace differ" | fail; return 1
+	fi
+	if ((!allow_empty)) && [[ $out == "oraclecmp: 0 events match" ]]; then
+		fail "assert_oracle: no events on either side ($oracle, $trace)"; return 1
+	fi
+	pc_log "$out"
+}
+
+# assert_summary EXPECTED [FILE]: the tracer's one summary line
+#   probecheck: summary: delivered=D dropped=X hits=H
+# has D + X == H and H == EXPECTED.  Reads FILE, else $stderr (run
+# --separate-stderr), else $output.  Sets PC_DELIVERED, PC_DROPPED, PC_HITS.
+assert_summary() {
+	local want=$1 text lines
+	if (($# > 1)); then
+		text=$(cat "$2") || { fail "assert_summary: cannot read '$2'"; return 1; }
+	elif [[ -n ${stderr+x} ]]; then
+		text=$stderr
+	else
+		text=${output:-}
+	fi
+	lines=$(grep -E '^probecheck: summary: ' <<<"$text" || true)
+	[[ -n $lines ]] || { fail "assert_summary: no 'probecheck: summary:' line in: $text"; return 1; }
+	[[ $(wc -l <<<"$lines") == 1 ]] || { fail "assert_summary: more than one summary line: $lines"; return 1; }
+	[[ $lines =~ ^probecheck:\ summary:\ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)$ ]] ||
+		{ fail "assert_summary: malformed summary line: '$lines'"; return 1; }
+	PC_DELIVERED=${BASH_REMATCH[1]} PC_DROPPED=${BASH_REMATCH[2]} PC_HITS=${BASH_REMATCH[3]}
+	if ((PC_DELIVERED + PC_DROPPED != PC_HITS)); then
+		fail "assert_summary: delivered $PC_DELIVERED + dropped $PC_DROPPED != hits $PC_HITS"; return 1
+	fi
+	if ((PC_HITS != want)); then
+		fail "assert_summary: hits $PC_HITS, expected $want ($lines)"; return 1
+	fi
+}
+
+# pc_count_events FILE [GLOB]: number of oracle/trace lines for probes
+# matching GLOB (default all), by oraclecmp against an empty file.
+pc_count_events() {
+	local empty=$BATS_TEST_TMPDIR/empty.json out
+	: >"$empty"
+	out=$("$PC_TOOLS/oraclecmp" ${2:+--only "$2"} "$1" "$empty" 2>&1) || true
+	[[ $out =~ ([0-9]+)\ missing ]] && { echo "${BASH_REMATCH[1]}"; return 0; }
+	[[ $out == "oraclecmp: 0 events match" ]] && { echo 0; return 0; }
+	fail "pc_count_events: $out"; return 1
+}
+
+# ---------------------------------------------------------------------------
+# Reading processes and ELF files independently of the tracer.
+
+# pc_peek PID ADDR SIZE: print the unsigned value (SIZE 1/2/4/8 bytes).
+pc_peek() {
+	"$PC_TOOLS/pc-peek" "$@"
+}
+
+# pc_peek_bytes PID ADDR N: print N bytes as "cc 0f 1f ..".
+pc_peek_bytes() {
+	"$PC_TOOLS/pc-peek" --bytes "$@"
+}
+
+# pc_elf_notes FILE: one line per USDT note, from readelf (an independent
+# reader): "PROVIDER NAME PC BASE SEMA ARGS..." (PC, BASE, SEMA as 0x...
+# hex, SEMA 0x0000000000000000 if none; ARGS the operand string).
+pc_elf_notes() {
+	# readelf -W may put "Provider:" on the note's header line.
+	LC_ALL=C readelf -nW "$1" 2>/dev/null | awk '
+		function field(re,   s) {
+			if (!match($0, re)) return ""
+			s = substr($0, RSTART, RLENGTH); sub(/^[A-Za-z]+: */, "", s); sub(/,$/, "", s)
+			return s
+		}
+		/NT_STAPSDT/ { prov = field("Provider: [^ \t]+"); name = ""; next }
+		/^ *Provider: / { prov = field("Provider: [^ \t]+") }
+		/^ *Name: / { name = field("Name: [^ \t]+") }
+		/^ *Location: / {
+			loc = field("Location: 0x[0-9a-f]+"); base = field("Base: 0x[0-9a-f]+")
+			sema = field("Semaphore: 0x[0-9a-f]+")
+		}
+		/^ *Arguments:/ {
+			args = $0; sub(/^ *Arguments: */, "", args)
+			print prov, name, loc, base, sema, args
+		}'
+}
+
+# pc_load_bias PID FILE: FILE's load bias in PID (0x...): runtime address
+# minus link-time address, from /proc/PID/maps and the first PT_LOAD.
+pc_load_bias() {
+	local pid=$1 file start vaddr ino
+	file=$(readlink -f "$2")
+	ino=$(stat -Lc %i "$file") || { fail "pc_load_bias: cannot stat '$2'"; return 1; }
+	start=$(awk -v f="$file" -v ino="$ino" '
+		$5 == ino && $6 == f && $3 == "00000000" { split($1, r, "-"); print r[1]; exit }
+	' "/proc/$pid/maps")
+	[[ -n $start ]] || { fail "pc_load_bias: '$file' not mapped in pid $pid"; return 1; }
+	vaddr=$(readelf -lW "$file" | awk '$1 == "LOAD" { print $3; exit }')
+	[[ -n $vaddr ]] || { fail "pc_load_bias: no PT_LOAD in '$file'"; return 1; }
+	# The offset-0 mapping starts at the page of the first PT_LOAD.
+	printf '0x%x\n' $((0x$start - (vaddr & ~0xfff)))
+}
+
+# pc_runtime_addr PID FILE VADDR: where link-time VADDR of FILE is in PID.
+pc_runtime_addr() {
+	local bias
+	bias=$(pc_load_bias "$1" "$2") || return 1
+	printf '0x%x\n' $((bias + $3))
+}
+
+# ---------------------------------------------------------------------------
+# Watches: values that must be back after the test (checked in teardown).
+
+# pc_sema_watch PID ADDR [EXPECTED]: the 16-bit semaphore at ADDR in PID
+# must read EXPECTED (default: what it reads now) after the test, if PID
+# is still alive.
+pc_sema_watch() {
+	local v=${3:-}
+	if [[ -z $v ]]; then
+		v=$(pc_peek "$1" "$2" 2) || { fail "pc_sema_watch: cannot read pid $1 at $2"; return 1; }
+	fi
+	echo "$1 $2 $v" >>"$PC_T/sema"
+	pc_log "watching semaphore pid $1 at $2: expect $v"
+}
+
+# pc_bytes_watch PID ADDR [N]: the N (default 5) bytes at ADDR in PID must
+# be what they are now after the test: the original instructions of a probe
+# site, with no int3 left behind.  Call before attaching.
+pc_bytes_watch() {
+	local n=${3:-5} b
+	b=$(pc_peek_bytes "$1" "$2" "$n") || { fail "pc_bytes_watch: cannot read pid $1 at $2"; return 1; }
+	echo "$1 $2 $n $b" >>"$PC_T/bytes"
+	pc_log "watching bytes pid $1 at $2: expect $b"
+}
+
+# ---------------------------------------------------------------------------
+# The invariants.
+
+# _pc_check_watches: semaphores and site bytes of still-living processes.
+_pc_check_watches() {
+	local pid addr want n got bad=0
+	if [[ -s $PC_T/sema ]]; then
+		while read -r pid addr want; do
+			pc_inv_alive "$pid" || continue
+			got=$(pc_peek "$pid" "$addr" 2 2>&1) || { echo "semaphore pid $pid at $addr: $got"; bad=1; continue; }
+			[[ $got == "$want" ]] && continue
+			echo "semaphore pid $pid at $addr is $got, expected $want"
+			bad=1
+		done <"$PC_T/sema"
+	fi
+	if [[ -s $PC_T/bytes ]]; then
+		while read -r pid addr n want; do
+			pc_inv_alive "$pid" || continue
+			got=$(pc_peek_bytes "$pid" "$addr" "$n" 2>&1) || { echo "bytes pid $pid at $addr: $got"; bad=1; continue; }
+			[[ $got == "$want" ]] && continue
+			echo "probe site pid $pid at $addr holds '$got', expected '$want'"
+			bad=1
+		done <"$PC_T/bytes"
+	fi
+	return $bad
+}
+
+# _pc_descends PID ANCESTOR...: PID is (a descendant of) one of them.
+_pc_descends() {
+	local pid=$1 stat a i
+	shift
+	for ((i = 0; i < 64 && pid > 1; i++)); do
+		for a in "$@"; do
+			[[ $pid == "$a" ]] && return 0
+		done
+		{ read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
+		stat=${stat##*) }
+		read -r _ pid _ <<<"$stat"
+	done
+	return 1
+}
+
+# _pc_violations MODE: print every violation of the machine-wide
+# invariants now.  MODE "mid": processes still under the test (children of
+# its shell, of the background tracer, or in a spawned session) are fine;
+# "end": nothing of ours may be left.  Ours: tagged with this test's PC_TAG
+# and, with PC_STRICT_PROCS=1 (the default under CI=true), also untagged
+# processes newer than the test; a developer's machine runs other tracers.
+# BPF objects held by a process that is fine or not ours are spared.
+_pc_violations() {
+	local mode=$1 line pid comm state tag sid kind id name bpf
+	local -A spawned=() old=() spare=() fine=() tagof=()
+	local -a keep=()
+	while IFS= read -r line; do
+		if pc_inv_uprobe_is_ours "$line"; then
+			echo "uprobe of ours left in uprobe_events: $line"
+		else
+			echo "new uprobe in uprobe_events: $line"
+		fi
+	done < <(pc_inv_uprobe_all | pc_inv_new_lines "$PC_T/uprobes.before")
+	if [[ $mode == mid && -s $PC_T/spawned ]]; then
+		while read -r pid; do spawned[$pid]=1; done <"$PC_T/spawned"
+	fi
+	while read -r pid comm state tag; do old[$pid]=$comm; done <"$PC_T/procs.before"
+	bpf=$(pc_inv_bpf_ours | pc_inv_new_lines "$PC_T/bpf.before")
+	while read -r pid comm state tag; do
+		# A zombie holds nothing; its parent reaps it when it will.
+		[[ $state == Z ]] && continue
+		if [[ $tag != "$PC_TAG" && $tag != - && $tag != '?' ]] ||
+		   [[ ${old[$pid]:-} == "$comm" ]] ||
+		   [[ $tag != "$PC_TAG" && $PC_STRICT_PROCS != 1 ]]; then
+			keep+=("$pid")	# not ours
+			continue
+		fi
+		if [[ $mode == mid ]]; then
+			sid=$(awk '{ sub(/.*\) /, ""); print $4 }' "/proc/$pid/stat" 2>/dev/null)
+			if _pc_descends "$pid" "$BASHPID" "$$" ${PC_TRACE_PID:-} ||
+			   [[ -n ${spawned[${sid:-x}]:-} ]]; then
+				keep+=("$pid")
+				continue
+			fi
+		fi
+		echo "stray process: pid $pid comm $comm state $state tag $tag"
+	done < <(pc_inv_procs)
+	# A BPF object is spared if a holder is fine (mid-test) or not ours.
+	for pid in "${keep[@]}"; do fine[$pid]=1; done
+	while read -r kind id pid; do
+		[[ -n ${spare["$kind $id"]:-} ]] && continue
+		if [[ -z ${tagof[$pid]:-} ]]; then
+			tagof[$pid]=$(pc_inv_tag "$pid")
+		fi
+		if [[ -n ${fine[$pid]:-} || ${tagof[$pid]} != "$PC_TAG" ]]; then
+			spare["$kind $id"]=1
+		fi
+	done < <([[ -n $bpf ]] && pc_inv_bpf_holders)
+	while read -r kind id name; do
+		[[ -z $kind || -n ${spare["$kind $id"]:-} ]] && continue
+		echo "BPF object of ours: $kind $id $name"
+	done <<<"$bpf"
+	return 0
+}
+
+# pc_check_clean: the invariant check, now, mid-test: watched semaphores
+# and site bytes, uprobes, BPF objects, and processes — those the test is
+# still running (its children, the background tracer and its children,
+# spawned sessions) are allowed; orphans are not.
+pc_check_clean() {
+	local v
+	v=$(_pc_check_watches; _pc_settled_violations mid)
+	[[ -z $v ]] && return 0
+	printf '%s\n' "$v" | batslib_decorate "cleanup invariants violated" | fail; return 1
+}
+
+# _pc_stop_all: what teardown stops before checking: the tracer, the
+# registered cleanups (last first), then the spawned sessions.
+_pc_stop_all() {
+	local i dl
+	if [[ -n ${PC_TRACE_PID:-} ]]; then
+		pc_log "teardown: tracer $PC_TRACE_PID still running, sending SIGINT"
+		kill -INT "$PC_TRACE_PID" 2>/dev/null
+		dl=$(_pc_deadline "$PC_TIMEOUT")
+		while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
+			sleep 0.01
+		done
+		pc_inv_alive "$PC_TRACE_PID" && kill -KILL "$PC_TRACE_PID" 2>/dev/null
+		_pc_trace_reap
+	fi
+	for ((i = ${#PC_CLEANUPS[@]} - 1; i >= 0; i--)); do
+		pc_log "teardown: ${PC_CLEANUPS[i]}"
+		eval "${PC_CLEANUPS[i]}" >>"$PC_LOG" 2>&1 || pc_log "teardown: cleanup failed: ${PC_CLEANUPS[i]}"
+	done
+}
+
+_pc_kill_spawned() {
+	local pid
+	[[ -s $PC_T/spawned ]] || return 0
+	while read -r pid; do
+		# The whole session: fixtures that forked go too.
+		kill -KILL -- -"$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done <"$PC_T/spawned"
+	return 0
+}
+
+# _pc_settled_violations MODE: no report of a process or BPF object while
+# the kernel still finishes a SIGKILL or frees the object: those two kinds
+# are retried for up to PC_GRACE seconds.
+_pc_settled_violations() {
+	local v dl
+	dl=$(_pc_deadline "${PC_GRACE:-2}")
+	while :; do
+		v=$(_pc_violations "$1")
+		[[ -z $v ]] && return 0
+		grep -qvE '^(stray process|BPF object of ours)' <<<"$v" && break
+		_pc_before "$dl" || break
+		sleep 0.05
+	done
+	printf '%s\n' "$v"
+}
+
+pc_setup() {
+	PC_T=$BATS_TEST_TMPDIR/pc-state
+	mkdir -p "$PC_T"
+	PC_LOG=$BATS_TEST_TMPDIR/pc.log
+	: >"$PC_LOG"
+	PC_CLEANUPS=()
+	PC_TRACE_PID=
+	export PC_TAG="${PC_RUN_TAG:-bats-${BATS_RUN_TMPDIR##*/}}/${BATS_SUITE_TEST_NUMBER:-$BATS_TEST_NUMBER}"
+	pc_log "test: $BATS_TEST_DESCRIPTION (PC_TAG=$PC_TAG)"
+	if ((${#PC_REQUIRES[@]})); then
+		requires "${PC_REQUIRES[@]}"
+	fi
+	pc_inv_uprobe_all >"$PC_T/uprobes.before"
+	pc_inv_bpf_ours >"$PC_T/bpf.before"
+	pc_inv_procs >"$PC_T/procs.before"
+	# Each test starts from a clean slate or says why it cannot.
+	if [[ -s $PC_T/bpf.before ]] || [[ -n $(pc_inv_uprobe_ours) ]]; then
+		pc_log "setup: objects of ours already present before this test:"
+		pc_inv_uprobe_ours >>"$PC_LOG"
+		cat "$PC_T/bpf.before" >>"$PC_LOG"
+	fi
+	PC_SETUP_DONE=1
+}
+
+pc_teardown() {
+	local v line st=0
+	[[ -n ${PC_SETUP_DONE:-} ]] || return 0
+	# Watches first, while the fixtures are still alive.
+	_pc_stop_all
+	v=$(_pc_check_watches)
+	_pc_kill_spawned
+	v=$(printf '%s\n%s' "$v" "$(_pc_settled_violations end)" | sed '/^$/d')
+	if [[ -n $v ]]; then
+		st=1
+		printf '%s\n' "$v" | batslib_decorate "cleanup invariants violated after the test"
+		# Remove what we can, so the next test starts clean.
+		while IFS= read -r line; do
+			pc_inv_remove_uprobe "$line"
+		done < <(pc_inv_uprobe_ours | pc_inv_new_lines "$PC_T/uprobes.before")
+		pc_inv_stray_procs "$PC_T/procs.before" "$PC_TAG" "$PC_STRICT_PROCS" |
+			pc_inv_kill_procs
+	fi
+	if [[ -z ${BATS_TEST_COMPLETED:-} || $st != 0 ]]; then
+		echo "# ---- probecheck log of this test ----"
+		cat "$PC_LOG"
+	fi
+	return $st
+}
+
+setup() {
+	pc_setup
+}
+
+teardown() {
+	pc_teardown
+}
