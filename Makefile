@@ -125,7 +125,8 @@ SUITES   ?= $(sort $(wildcard suites/*.bats))
 RESULTS_DIR := $(O)/results
 
 check-unit: $(UNITS)
-	$(Q)rc=0; for t in $(UNITS); do $$t || rc=1; done; exit $$rc
+	$(Q)mkdir -p $(RESULTS_DIR)
+	$(Q)./harness/run-unit $(RESULTS_DIR) $(UNITS)
 
 check-suites: all
 	$(Q)mkdir -p $(RESULTS_DIR)

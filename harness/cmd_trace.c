@@ -18,8 +18,8 @@ static int parse_str_list(const char *s, uint32_t *mask)
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
+	/* strsep, not strtok: "" and "1,,2" have empty indexes. */
+	for (save = copy; (tok = strsep(&save, ",")) != NULL;) {
 		long v = strtol(tok, &end, 10);
 
 		if (!*tok || *end || v < 0 || v >= PC_MAX_ARGS) {

@@ -49,8 +49,37 @@ void bad_option(const char *cmd, int c, char **argv)
 		pc_err("%s: unknown option '%s'", cmd, opt);
 }
 
+/* Length of the valid UTF-8 sequence at @p (lead byte >= 0x80), 0 if
+ * it is not one: those bytes are passed through, a JSON reader decodes
+ * them to the same bytes; anything else is escaped. */
+static int utf8_len(const unsigned char *p)
+{
+	int n, i;
+	unsigned cp;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
 void json_str(FILE *f, const char *s)
 {
+	int n;
+
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		switch (*p) {
@@ -60,10 +89,14 @@ void json_str(FILE *f, const char *s)
 		case '\t': fputs("\\t", f); break;
 		case '\r': fputs("\\r", f); break;
 		default:
-			if (*p < 0x20 || *p >= 0x7f)
+			if (*p >= 0x80 && (n = utf8_len(p)) > 0) {
+				fwrite(p, 1, n, f);
+				p += n - 1;
+			} else if (*p < 0x20 || *p >= 0x7f) {
 				fprintf(f, "\\u%04x", *p);
-			else
+			} else {
 				fputc(*p, f);
+			}
 		}
 	}
 	fputc('"', f);

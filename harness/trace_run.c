@@ -198,6 +198,10 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	if (o->to_cmd) {
 		pid_t child = spawn_blocked(o->to_cmd, &old, &release);
 
+		if (!is_simple_command(o->to_cmd))
+			pc_err("trace: -c: compound command: only the shell "
+			       "process is traced, not the commands it starts");
+
 		if (child < 0) {
 			pc_err("trace: cannot start '%s': %s", o->to_cmd,
 			       strerror(-child));

@@ -1,0 +1,305 @@
+#!/usr/bin/env bats
+# arguments.bats — argument values, event for event: every probe of the
+# fixtures fires under `probecheck trace --json -c`, and the events must be
+# exactly the fixture's oracle log (multiset of pid, tid, probe, args;
+# compared by build/tools/oraclecmp, never through jq, which turns 64-bit
+# integers into doubles).  Every build variant (compiler x -O level x PIE)
+# writes its own operands for the same probes, so the natural probes run in
+# all of them; the hand-written operand forms (provider fxform) are the
+# same text in every variant but sit at different addresses.
+#
+# Every trace also has to account for every hit:
+#   delivered + dropped == hits == number of oracle events.
+#
+# bats 1.8 gathers tests by reading this file, so one @test cannot become
+# one test per variant at run time: the variant tests loop over
+# build/fixtures/variants.txt, print one "# variant ...: ok/FAILED" line per
+# variant and fail naming every variant that failed.
+#
+# Detaching costs ~0.1 s per probe site on some kernels (serialised RCU
+# syncs): each trace names only the probes its test needs.
+# bats file_tags=arguments
+
+load helpers/common
+
+PC_REQUIRES=(root uprobe_pmu bpf btf)
+
+# ---------------------------------------------------------------------------
+# Fixtures: fx_variants, fx_bin, fx_lib (helpers/common.bash) name the
+# build variants (gcc_O2_pie ...), their executables and libraries.
+
+# fx_probes BIN JQ-FILTER: names of the executable's probes selected by a
+# jq condition on the fixture's own --list (names only: jq never sees an
+# argument value here).
+fx_probes() {
+	"$1" --list | jq -r "select($2) | .probe"
+}
+
+# ---------------------------------------------------------------------------
+# Tracing and judging without stopping at the first failure, so the
+# variant loop can report every variant.
+
+# trace_fx OUT ARGS...: `probecheck trace --json ARGS`, stdout to OUT,
+# stderr to OUT.err; TRACE_ST gets the exit status.  Never fails.
+trace_fx() {
+	local out=$1
+	shift
+	TRACE_ST=0
+	pc trace --json "$@" >"$out" 2>"$out.err" || TRACE_ST=$?
+	return 0
+}
+
+# judge ORACLE TRACE [WANT]: print what is wrong, nothing if all is right:
+# the tracer exited 0, the trace equals the oracle, the summary says
+# delivered + dropped == hits == oracle events (WANT: also == WANT), and
+# delivered == the number of lines printed.
+judge() {
+	local oracle=$1 trace=$2 want=${3:-} out st=0 n sum lines
+	((TRACE_ST == 0)) || echo "probecheck trace exited $TRACE_ST: $(grep -v '^probecheck: summary' "$trace.err")"
+	out=$("$PC_TOOLS/oraclecmp" "$oracle" "$trace" 2>&1) || st=$?
+	((st == 0)) || printf 'oracle and trace differ:\n%s\n' "$out"
+	n=$(grep -c '"probe":' "$oracle" || true)
+	[[ -z $want || $n == "$want" ]] || echo "the fixture fired $n events, expected $want"
+	[[ $out != "oraclecmp: 0 events match" ]] || echo "no events on either side"
+	sum=$(grep '^probecheck: summary: ' "$trace.err" || true)
+	if [[ ! $sum =~ ^probecheck:\ summary:\ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)$ ]]; then
+		echo "no well-formed summary line on stderr: '$sum'"
+		return 0
+	fi
+	local d=${BASH_REMATCH[1]} x=${BASH_REMATCH[2]} h=${BASH_REMATCH[3]}
+	((d + x == h)) || echo "summary: delivered $d + dropped $x != hits $h"
+	((h == n)) || echo "summary: hits $h != $n oracle events"
+	lines=$(wc -l <"$trace")
+	((d == lines)) || echo "summary: delivered $d but $lines lines printed"
+	return 0
+}
+
+# assert_judged ORACLE TRACE [WANT]: judge, failing with what is wrong.
+assert_judged() {
+	local why
+	why=$(judge "$@")
+	[[ -z $why ]] || { printf '%s\n' "$why" | batslib_decorate "trace is wrong" | fail; return 1; }
+	pc_log "judged: $("$PC_TOOLS/oraclecmp" "$1" "$2" 2>&1)"
+}
+
+# ---------------------------------------------------------------------------
+# Every variant.
+
+# check_variant V: one trace fires every natural probe without a semaphore
+# (the string probes apart: they need --str) and every fxform probe of the
+# executable 3 times, then dlopens the variant's library and fires its
+# probes 3 times; a second trace does the string probes with --str 0.
+# The library is attached by path before it is loaded.  Prints what is
+# wrong.
+check_variant() {
+	local v=$1 bin lib o t p why nexe
+	local -a specs=() steps=()
+	bin=$(fx_bin "$v") || return 0
+	lib=$(fx_lib "$v") || return 0
+	for p in $(fx_probes "$bin" '.semaphore == false and .probe != "fx:str" and
+				   (.probe | test("^fx(form)?:"))'); do
+		specs+=("usdt:$bin:$p")
+		steps+=("fire:$p:3")
+	done
+	nexe=${#specs[@]}
+	((nexe > 20)) || { echo "only $nexe probes listed by '$bin --list'"; return 0; }
+	steps+=("dlopen:$lib")
+	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and .probe != "fxlib:str") | .probe'); do
+		specs+=("usdt:$lib:$p")
+		steps+=("libfire:$p:3")
+	done
+	((${#specs[@]} > nexe + 2)) || { echo "only $((${#specs[@]} - nexe)) probes listed by '$bin --list-lib $lib'"; return 0; }
+	o=$BATS_TEST_TMPDIR/$v.oracle
+	t=$BATS_TEST_TMPDIR/$v.trace
+	trace_fx "$t" -c "$bin --oracle $o ${steps[*]}" "${specs[@]}"
+	why=$(judge "$o" "$t" $((3 * (${#specs[@]}))))
+	[[ -z $why ]] || printf '%s probes in %s and %s:\n%s\n' "${#specs[@]}" "$bin" "$lib" "$why"
+	o=$BATS_TEST_TMPDIR/$v.str.oracle
+	t=$BATS_TEST_TMPDIR/$v.str.trace
+	trace_fx "$t" --str 0 -c "$bin --oracle $o fire:fx:str:3 dlopen:$lib libfire:fxlib:str:3" \
+		"usdt:$bin:fx:str" "usdt:$lib:fxlib:str"
+	why=$(judge "$o" "$t" 6)
+	[[ -z $why ]] || printf 'fx:str and fxlib:str with --str 0:\n%s\n' "$why"
+	return 0
+}
+
+@test "every variant: natural probes of the executable and its library, and operand-form probes, trace exactly the oracle's values" {
+	local v vs why report= nv=0 nbad=0
+	vs=$(fx_variants)
+	for v in $vs; do
+		nv=$((nv + 1))
+		why=$(check_variant "$v")
+		if [[ -z $why ]]; then
+			echo "# variant $v: ok" >&3
+			pc_log "variant $v: ok"
+			continue
+		fi
+		nbad=$((nbad + 1))
+		echo "# variant $v: FAILED" >&3
+		report+="variant $v: FAILED"$'\n'"$(sed 's/^/  /' <<<"$why")"$'\n'
+	done
+	((nv > 0)) || fail "no variants in $PC_FIXTURES/variants.txt"
+	[[ -z $report ]] || fail "$nbad of $nv variants failed:"$'\n'"$report"
+}
+
+@test "every variant: the 12th argument of a 12-argument probe is exact" {
+	local v vs bin o t why report=
+	local vals=-9000000000000000001,-2000000002,18000000000000000003,4000000004,-30004,60005,-106,207,-9000000000000000009,-2000000010,18000000000000000011,4294967295
+	vs=$(fx_variants)
+	[[ -n $vs ]] || fail "no variants in $PC_FIXTURES/variants.txt"
+	for v in $vs; do
+		bin=$(fx_bin "$v")
+		o=$BATS_TEST_TMPDIR/$v.oracle
+		t=$BATS_TEST_TMPDIR/$v.trace
+		trace_fx "$t" -c "$bin --oracle $o fire:fx:a12:2:$vals fire:fx:a12:1" "usdt:$bin:fx:a12"
+		why=$(judge "$o" "$t" 3)
+		[[ -z $why ]] || why=$'\n'$why
+		# Independently of the oracle: the values as written here (the
+		# defaults cut to i8 and u8 are 17 and 240).
+		[[ $(grep -c ',4294967295\]}$' "$t") == 2 ]] ||
+			why+=$'\n'"12th argument 4294967295 not printed twice"
+		[[ $(grep -c ',-2000000010,18000000000000000011,4294967295\]}$' "$t") == 2 ]] ||
+			why+=$'\n'"arguments 10..12 not printed exactly"
+		[[ $(grep -c '"args":\[-1001,-1002,1003,1004,-1005,1006,17,240,-1009,-1010,1011,1012\]' "$t") == 1 ]] ||
+			why+=$'\n'"default values (arg 12 = 1012) not printed"
+		[[ -z $why ]] || report+="variant $v:$why"$'\n'
+	done
+	[[ -z $report ]] || fail "$report"
+}
+
+# ---------------------------------------------------------------------------
+# One variant is enough for what does not depend on code generation.
+
+first_variant() {
+	local vs
+	vs=$(fx_variants)
+	[[ -n $vs ]] || { fail "no variants in $PC_FIXTURES/variants.txt"; return 1; }
+	head -n 1 <<<"$vs"
+}
+
+@test "a probe with no arguments traces with an empty argument list, once per hit" {
+	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	bin=$(fx_bin "$(first_variant)")
+	trace_fx "$t" -c "$bin --oracle $o fire:fx:a0:7" "usdt:$bin:fx:a0"
+	assert_judged "$o" "$t" 7
+	run -0 grep -c '"probe":"fx:a0",.*"args":\[\]}$' "$t"
+	assert_output 7
+}
+
+@test "extreme values: INT64_MIN, UINT64_MAX and -1 in every width print exactly" {
+	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json v vs
+	vs=$(fx_variants)
+	[[ $(wc -l <<<"$vs") -ge 2 ]] || fail "fewer than 2 variants: $vs"
+	for v in $(sed -n '1p;$p' <<<"$vs"); do	# the first and the last built
+		bin=$(fx_bin "$v")
+		rm -f "$o"
+		trace_fx "$t" -c "$bin --oracle $o \
+			fire:fx:ints:1:-1,255,-1,65535,-1,4294967295,-1,18446744073709551615 \
+			fire:fx:ints:1:-128,0,-32768,0,-2147483648,0,-9223372036854775808,0 \
+			fire:fx:ints:1:127,128,32767,32768,2147483647,2147483648,9223372036854775807,9223372036854775808 \
+			fire:fx:ctypes:3 fire:fx:consts:1 fire:fxform:const:1" \
+			"usdt:$bin:fx:ints" "usdt:$bin:fx:ctypes" "usdt:$bin:fx:consts" \
+			"usdt:$bin:fxform:const"
+		assert_judged "$o" "$t" 8
+		# Written out here, independently of the fixture's oracle.
+		run -0 grep -c \
+			-e '"args":\[-1,255,-1,65535,-1,4294967295,-1,18446744073709551615\]' \
+			-e '"args":\[-128,0,-32768,0,-2147483648,0,-9223372036854775808,0\]' \
+			-e '"args":\[127,128,32767,32768,2147483647,2147483648,9223372036854775807,9223372036854775808\]' \
+			-e '"args":\[0,-128,255,-32768,65535,-2147483648,4294967295,-9223372036854775808,18446744073709551615,-1,0,9223372036854775807\]' \
+			-e '"args":\[-9223372036854775808,18446744073709551615,18446744073709551615,255,-1,2147483647,4294967295,-32768,65535,0,9223372036854775807,-128\]' \
+			"$t"
+		assert_output 5
+	done
+}
+
+@test "unreadable operands: null in their own slot, later arguments exact, a warning names each operand" {
+	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	bin=$(fx_bin "$(first_variant)")
+	trace_fx "$t" -c "$bin --oracle $o fire:fxform:badf:2 fire:fxform:badxmm:2 fire:fxform:badreg:2 fire:fx:a2:1" \
+		"usdt:$bin:fxform:bad*" "usdt:$bin:fx:a2"
+	assert_judged "$o" "$t" 7
+	# null is the second of 4, 4 and 3 arguments, the others are numbers.
+	run -0 grep -cE '"probe":"fxform:bad(f|xmm)".*"args":\[-?[0-9]+,null,-?[0-9]+,-?[0-9]+\]}$' "$t"
+	assert_output 4
+	run -0 grep -cE '"probe":"fxform:badreg".*"args":\[[0-9]+,null,-?[0-9]+\]}$' "$t"
+	assert_output 2
+	# A readable probe in the same trace is not affected.
+	run -0 grep -c '"probe":"fx:a2".*"args":\[-1001,-1002\]}$' "$t"
+	assert_output 1
+	# One warning per site (not per event), naming the probe, the
+	# argument (0-based, as --str counts) and the operand text.
+	run -0 cat "$t.err"
+	assert_line --regexp "^probecheck: usdt: '$bin' fxform:badf at 0x[0-9a-f]+: arg 1 '8f@%xmm0': .+"
+	assert_line --regexp "^probecheck: usdt: '$bin' fxform:badxmm at 0x[0-9a-f]+: arg 1 '%xmm1': .+"
+	assert_line --regexp "^probecheck: usdt: '$bin' fxform:badreg at 0x[0-9a-f]+: arg 1 '-4@%foo': .+"
+	[[ $(grep -c 'fxform:bad' "$t.err") == 3 ]] || fail "expected exactly 3 warnings: $(cat "$t.err")"
+	refute_output --partial 'fx:a2'
+}
+
+@test "a probe with three sites: every site fires, counts per site exact" {
+	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json s
+	bin=$(fx_bin "$(first_variant)")
+	run -0 pc list --json "$bin"
+	[[ $(grep -c '"name":"multi"' <<<"$output") == 3 ]] || fail "fx:multi should have 3 sites: $output"
+	# Defaults cycle sites 1,2,3: 4 + 4 + 4; then 5 more at site 2 only.
+	trace_fx "$t" -c "$bin --oracle $o fire:fx:multi:12 fire:fx:multi:5:2,-77" "usdt:$bin:fx:multi"
+	assert_judged "$o" "$t" 17
+	for s in 1 3; do
+		run -0 grep -cE "\"args\":\[$s,-?[0-9]+\]}$" "$t"
+		assert_output 4
+	done
+	run -0 grep -cE '"args":\[2,-?[0-9]+\]}$' "$t"
+	assert_output 9
+	run -0 grep -c '"args":\[2,-77\]}$' "$t"
+	assert_output 5
+}
+
+# dup_oracle ORACLE ORIGIN: the oracle's events minus fx:dup fired from the
+# other object (argument 1 is the origin: 1 executable, 2 library).
+dup_oracle() {
+	grep -v "\"probe\":\"fx:dup\",.*\"args\":\[$((3 - $2))," "$1"
+}
+
+@test "the same probe name in the executable and the library: the path selects the object" {
+	local v bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json w
+	v=$(first_variant)
+	bin=$(fx_bin "$v")
+	lib=$(fx_lib "$v")
+	# Both objects carry fx:dup.
+	run -0 pc list --json "$lib"
+	assert_output --partial '"provider":"fx","name":"dup"'
+	for w in exe lib; do
+		rm -f "$o"
+		if [[ $w == exe ]]; then
+			trace_fx "$t" -c "$bin --oracle $o fire:fx:dup:2 dlopen:$lib libfire:fx:dup:3 fire:fx:dup:1" "usdt:$bin:fx:dup"
+			dup_oracle "$o" 1 >"$o.want"
+			run -0 grep -c '"args":\[1,' "$t"
+			assert_output 3
+		else
+			trace_fx "$t" -c "$bin --oracle $o fire:fx:dup:2 dlopen:$lib libfire:fx:dup:3 fire:fx:dup:1" "usdt:$lib:fx:dup"
+			dup_oracle "$o" 2 >"$o.want"
+			run -0 grep -c '"args":\[2,' "$t"
+			assert_output 3
+		fi
+		assert_judged "$o.want" "$t" 3
+	done
+}
+
+@test "probes in a library attached by path before the program dlopens it fire when it calls in" {
+	local v bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	v=$(first_variant)
+	bin=$(fx_bin "$v")
+	lib=$(fx_lib "$v")
+	# Executable probes fire first, before the library is mapped; the
+	# library's probes are on its path only.
+	trace_fx "$t" -c "$bin --oracle $o fire:fx:a1:2 dlopen:$lib libfire:fxlib:l0:2 libfire:fxlib:l4:5 libfire:fx:dup:2" \
+		"usdt:$lib:fxlib:l*" "usdt:$lib:fx:dup"
+	grep -v '"probe":"fx:a1"' "$o" >"$o.want"
+	assert_judged "$o.want" "$t" 9
+	run -0 grep -c '"probe":"fxlib:l4"' "$t"
+	assert_output 5
+	# The library's static u64 argument, 0x8000000000000000 + iter.
+	run -0 grep -c '"probe":"fxlib:l4".*,9223372036854775812,-124,4000012\]}$' "$t"
+	assert_output 1
+}
