@@ -199,9 +199,11 @@ poke() {
 
 @test "unknown options and commands are refused, naming them" {
 	bad trace --bogus -c true "usdt:$FX:fx:a0"
-	assert_err "unrecognized option '--bogus'"
+	assert_err "^probecheck: trace: unknown option '--bogus'"
 	bad list --bogus "$FX"
-	assert_err "unrecognized option '--bogus'"
+	assert_err "^probecheck: list: unknown option '--bogus'"
+	bad trace -c true -p
+	assert_err "^probecheck: trace: option '-p' needs an argument"
 	bad frobnicate
 	assert_err "unknown command 'frobnicate'"
 	bad --bogus
