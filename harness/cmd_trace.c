@@ -9,6 +9,7 @@
 #include "log.h"
 #include "procmaps.h"
 #include "provider.h"
+#include "session.h"
 #include "trace.h"
 
 static int parse_str_list(const char *s, uint32_t *mask)
@@ -34,12 +35,45 @@ static int parse_str_list(const char *s, uint32_t *mask)
 	return err;
 }
 
+/* --args N: how many arguments pid entry probes fetch. */
+static int parse_nargs(const char *s, int *n)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < 0 || v > PC_MAX_ARGS) {
+		pc_err("--args '%s': not a number of arguments 0..%d", s,
+		       PC_MAX_ARGS);
+		return -EINVAL;
+	}
+	*n = (int)v;
+	return 0;
+}
+
+/* --attach perf|tracefs: how sites become perf events (session.h). */
+static int parse_attach(const char *s, int *mode)
+{
+	if (!strcmp(s, "perf"))
+		*mode = SESSION_ATTACH_PERF;
+	else if (!strcmp(s, "tracefs"))
+		*mode = SESSION_ATTACH_TRACEFS;
+	else {
+		pc_err("--attach '%s': expected perf or tracefs", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct trace_opts *o)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "str", required_argument, NULL, 's' },
 		{ "ready", required_argument, NULL, 'r' },
+		{ "args", required_argument, NULL, 'n' },   /* -a is --all */
+		{ "all", no_argument, NULL, 'a' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "attach", required_argument, NULL, 'A' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -48,7 +82,8 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 
 	optind = 1;
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
-	while ((c = getopt_long(argc, argv, "+:jc:p:vh", opts, NULL)) != -1) {
+	o->to_nargs = 6;
+	while ((c = getopt_long(argc, argv, "+:jc:p:afvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->to_json = 1; break;
 		case 's':
@@ -56,6 +91,16 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 				return -EINVAL;
 			break;
 		case 'r': o->to_ready = optarg; break;
+		case 'a': o->to_all = 1; break;
+		case 'f': o->to_follow = 1; break;
+		case 'n':
+			if (parse_nargs(optarg, &o->to_nargs))
+				return -EINVAL;
+			break;
+		case 'A':
+			if (parse_attach(optarg, &o->to_attach))
+				return -EINVAL;
+			break;
 		case 'c': o->to_cmd = optarg; break;
 		case 'p':
 			if (parse_pid(optarg, &o->to_pid))
@@ -68,10 +113,17 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 			return -EINVAL;
 		}
 	}
-	if (!o->to_cmd == !o->to_pid) {
-		pc_err("trace: give exactly one of -c CMD or -p PID");
+	if (!!o->to_cmd + !!o->to_pid + o->to_all > 1) {
+		pc_err("trace: give at most one of -c CMD, -p PID or -a");
 		return -EINVAL;
 	}
+	if (o->to_follow && !o->to_cmd && !o->to_pid) {
+		pc_err("trace: --follow needs -c CMD or -p PID");
+		return -EINVAL;
+	}
+	/* Neither -c nor -p: every process mapping the object, as with -a. */
+	if (!o->to_cmd && !o->to_pid)
+		o->to_all = 1;
 	if (o->to_cmd && !*o->to_cmd) {
 		pc_err("trace: -c: empty command");
 		return -EINVAL;
@@ -112,13 +164,19 @@ int trace_resolve(const struct trace_opts *o, struct site_set *ss)
 	}
 	for (int i = 0; i < o->to_nprobes && !err; i++) {
 		struct probe_req req;
-		int n;
+		int n, later;
 
 		err = probe_req_parse(o->to_probes[i], &req);
 		if (err)
 			break;
-		n = provider_find(req.pr_kind)->pv_resolve(&req, &tg, ss);
-		if (n == 0) {
+		req.pr_nargs = o->to_nargs;
+		/* --follow: '*' is searched again in every image and library
+		 * the processes map later (follow.c); with -c there is no
+		 * process to search yet. */
+		later = o->to_follow && !strcmp(req.pr_path, "*");
+		n = later && !o->to_pid ? 0 :
+		    provider_find(req.pr_kind)->pv_resolve(&req, &tg, ss);
+		if (n == 0 && !later) {
 			pc_err("probe '%s': no probe matches", req.pr_text);
 			n = -ENOENT;
 		}

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cleanup.h"
 #include "cli.h"
 #include "log.h"
 
@@ -14,9 +15,14 @@ void usage(FILE *f)
 {
 	fputs("usage: probecheck list [--json] FILE\n"
 	      "       probecheck list [--json] -p PID\n"
-	      "       probecheck trace [--json] [--str N[,N...]] [--ready FILE] [-v]\n"
-	      "                        (-c 'CMD' | -p PID) PROBE...\n"
-	      "PROBE: usdt:PATH:PROVIDER:NAME  (PROVIDER, NAME: globs; PATH '*' with -p)\n"
+	      "       probecheck trace [--json] [--str N[,N...]] [--args N] [--ready FILE] [-v]\n"
+	      "                        [--attach perf|tracefs] [--follow]\n"
+	      "                        [-c 'CMD' | -p PID | -a] PROBE...\n"
+	      "       probecheck cleanup\n"
+	      "PROBE: usdt:PATH:PROVIDER:NAME           (PROVIDER, NAME: globs)\n"
+	      "       pid:PATH:FUNCTION:entry|return|0xOFF (FUNCTION: glob)\n"
+	      "       PATH '*': every object the process maps (-p, or -c --follow)\n"
+	      "without -c or -p: every process that maps the object (as -a)\n"
 	      "exit: 0 success, 1 runtime failure, 2 usage or bad input\n", f);
 }
 
@@ -108,6 +114,10 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* What dead tracers left (stash.c) goes first; cheap when none. */
+	if (!strcmp(argv[1], "cleanup"))
+		return cmd_cleanup(argc - 1, argv + 1);
+	cleanup_at_start();
 	if (!strcmp(argv[1], "list"))
 		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace"))

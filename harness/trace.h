@@ -14,6 +14,10 @@ struct trace_opts {
 	const char *to_ready;   /* --ready FILE */
 	const char *to_cmd;     /* -c */
 	pid_t  to_pid;          /* -p */
+	int    to_all;          /* -a: every process mapping the objects */
+	int    to_follow;       /* --follow: descendants, exec, '*' later */
+	int    to_nargs;        /* --args N: pid entry arguments (default 6) */
+	int    to_attach;       /* --attach: enum session_attach_mode */
 	char **to_probes;
 	int    to_nprobes;
 };

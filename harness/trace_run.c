@@ -13,7 +13,13 @@
  * instead of exec'ing it, so for a simple command we prefix `exec`: the
  * traced process is then the command itself.  A compound command (with
  * ; & | < > ( ) etc., or leading VAR=value) runs as given: only the shell
- * process is traced until descendants can be followed.
+ * process is traced, unless --follow (then everything it starts is).
+ *
+ * Modes: -c and -p filter by tgid in BPF and attach per process (-p) or
+ * system-wide (--follow, see follow.c); -a attaches system-wide with no
+ * filter and runs until SIGINT/SIGTERM.  With -c, tracing ends when CMD
+ * exits, even if descendants it started (--follow) still run: they go on
+ * untraced, their breakpoints and semaphores removed by the detach.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +34,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "cli.h"
+#include "follow.h"
 #include "log.h"
 #include "session.h"
 #include "trace.h"
@@ -103,6 +110,8 @@ static int target_gone(struct run_state *rs)
 	char path[64], state = 0;
 	FILE *f;
 
+	if (!rs->rs_target)
+		return 0;       /* -a: until SIGINT/SIGTERM */
 	if (rs->rs_child) {
 		if (waitpid(rs->rs_child, &rs->rs_status, WNOHANG) == rs->rs_child)
 			rs->rs_reaped = 1;
@@ -126,7 +135,8 @@ static int target_gone(struct run_state *rs)
 static int pump(struct pc_session *s, struct pollfd *pf, struct run_state *rs)
 {
 	struct signalfd_siginfo si;
-	int n, timeout = (!rs->rs_child && rs->rs_pidfd < 0) ? 250 : -1;
+	int n, timeout = (rs->rs_target && !rs->rs_child && rs->rs_pidfd < 0)
+			 ? 250 : -1;
 
 	n = poll(pf, 3, timeout);
 	if (n < 0)
@@ -175,14 +185,41 @@ static void summary(struct pc_session *s)
 		pc_err("trace: accounting mismatch: delivered + dropped != hits");
 }
 
+/*
+ * -a: no pid filter, sites system-wide.  --follow: sites system-wide too
+ * (a child's new mm must have them), filtered by the growing tgid set;
+ * follow.c also handles '*' probes in objects mapped later.
+ */
+static int follow_setup(const struct trace_opts *o, struct site_set *ss,
+			struct session_opts *so, struct follow **fw)
+{
+	struct follow_opts fo = {
+		.fo_descendants = o->to_follow,
+		.fo_attach_pid = o->to_follow ? -1 : o->to_pid,
+		.fo_str_mask = o->to_str_mask,
+		.fo_nargs = o->to_nargs,
+		.fo_probes = o->to_probes,
+		.fo_nprobes = o->to_nprobes,
+	};
+	int err = o->to_all ? 0 : follow_open(&fo, ss, fw);
+
+	so->so_filter_pids = !o->to_all;
+	so->so_progs = follow_progs(*fw);
+	so->so_ctl = follow_ctl;
+	so->so_ctl_ctx = *fw;
+	return err;
+}
+
 int trace_run(const struct trace_opts *o, struct site_set *ss)
 {
 	struct trace_out out = { .tr_sites = ss, .tr_json = o->to_json };
 	struct session_opts so = { .so_filter_pids = 1,
 				   .so_event = trace_print_event,
-				   .so_ctx = &out };
+				   .so_ctx = &out,
+				   .so_attach = o->to_attach };
 	struct run_state rs = { .rs_target = o->to_pid, .rs_pidfd = -1 };
 	struct pc_session *s = NULL;
+	struct follow *fw = NULL;
 	struct pollfd pf[3];
 	sigset_t mask, old;
 	int rc = EXIT_RUNTIME, release = -1, sigfd, err;
@@ -193,12 +230,12 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sigfd < 0 || session_open(&so, &s))
+	if (sigfd < 0 || follow_setup(o, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
 		pid_t child = spawn_blocked(o->to_cmd, &old, &release);
 
-		if (!is_simple_command(o->to_cmd))
+		if (!is_simple_command(o->to_cmd) && !o->to_follow)
 			pc_err("trace: -c: compound command: only the shell "
 			       "process is traced, not the commands it starts");
 
@@ -208,18 +245,20 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 			goto out;
 		}
 		rs.rs_target = rs.rs_child = child;
-	} else {
+	} else if (rs.rs_target) {
 		/* Linux 5.3; without it (or under valgrind) we poll liveness. */
 		rs.rs_pidfd = syscall(SYS_pidfd_open, rs.rs_target, 0);
 	}
-	if (session_add_pid(s, rs.rs_target))
+	if (!o->to_all && session_add_pid(s, rs.rs_target))
 		goto out;
-	err = session_attach(s, ss, rs.rs_target);
+	err = session_attach(s, ss, o->to_all || o->to_follow ? -1 : rs.rs_target);
 	if (err) {
 		if (err == -ESRCH)
 			pc_err("trace: pid %d exited during attach", rs.rs_target);
 		goto out;
 	}
+	if (follow_start(fw, s, rs.rs_target))
+		goto out;
 	if (o->to_ready && write_ready(o->to_ready))
 		goto out;
 	if (release >= 0 && write(release, "g", 1) != 1)
@@ -229,11 +268,16 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	pf[2] = (struct pollfd){ .fd = sigfd, .events = POLLIN };
 	while (!(err = pump(s, pf, &rs)))
 		fflush(stdout);
+	follow_stop(fw);        /* no new stops; the drain continues the last */
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
 	summary(s);
 out:
+	follow_stop(fw);
+	if (fw && s && rc != EXIT_OK)
+		session_drain(s);       /* continue a process stopped for us */
 	session_close(s);
+	follow_close(fw);
 	if (release >= 0)
 		close(release);         /* an unreleased child exits 127 */
 	err = child_status(&rs);

@@ -77,7 +77,23 @@ struct pc_event_str {
 enum pc_counter {
 	PC_CNT_HITS = 0,        /* breakpoint hits that passed the pid filter */
 	PC_CNT_DROPS = 1,       /* hits whose event did not fit in the ring */
+	PC_CNT_FOLLOW_FULL = 2, /* forked children not followed: pc_pids full */
+	PC_CNT_CTL_LOST = 3,    /* barriers not taken: ring full, signal failed */
 	PC_CNT_MAX,
+};
+
+/*
+ * Control records (follow.c) share the ring with events: a struct
+ * pc_event whose pe_spec_id is PC_CTL_ID and pe_args[0] a pc_ctl_kind.
+ * The BPF side has stopped the process (SIGSTOP) before submitting one;
+ * userspace attaches what the process now maps, then sends SIGCONT.
+ */
+#define PC_CTL_ID       0xffffffffu
+#define PC_MAX_DLHOOKS  16      /* dynamic linkers hooked (pc_dlhooks) */
+
+enum pc_ctl_kind {
+	PC_CTL_EXEC = 1,        /* sched_process_exec: a new image */
+	PC_CTL_DLOPEN = 2,      /* _dl_debug_state with r_state RT_CONSISTENT */
 };
 
 #endif /* PC_BPF_H */

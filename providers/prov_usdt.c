@@ -151,7 +151,7 @@ static int usdt_resolve(const struct probe_req *req, const struct target *tg,
 	if (tg->tg_pid && tg->tg_maps)
 		return resolve_in_process(req, tg, out);
 	if (!strcmp(req->pr_path, "*")) {
-		pc_err("probe '%s': PATH '*' needs -p PID", req->pr_text);
+		pc_err("probe '%s': PATH '*' needs -p PID (or -c with --follow)", req->pr_text);
 		return -EINVAL;
 	}
 	return object_sites(req->pr_path, req->pr_path, NULL, 0, req->pr_a,

@@ -23,6 +23,9 @@ struct probe_req {
 	char *pr_path;          /* PATH, or "*" (every object of -p PID) */
 	char *pr_a;             /* usdt: PROVIDER glob */
 	char *pr_b;             /* usdt: NAME glob */
+	int   pr_nargs;         /* pid entry: arguments to fetch, 0..PC_MAX_ARGS
+				 * (trace --args, default 6); set by the
+				 * caller after probe_req_parse, which zeroes it */
 };
 
 /* What the probes are resolved against. */

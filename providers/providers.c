@@ -8,9 +8,11 @@
 #include "provider.h"
 
 extern const struct provider usdt_provider;
+extern const struct provider pid_provider;
 
 const struct provider *const pc_providers[] = {
 	&usdt_provider,
+	&pid_provider,
 	NULL,
 };
 

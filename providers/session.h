@@ -16,10 +16,30 @@ struct pc_session;
 typedef void (*session_event_fn)(void *ctx, const struct pc_event *ev,
 				 const char (*strs)[PC_STR_LEN]);
 
+/* Called for every control record (pe_spec_id == PC_CTL_ID, follow.c). */
+typedef void (*session_ctl_fn)(void *ctx, const struct pc_event *ev);
+
+/* BPF programs beyond pc_usdt, loaded only when asked for (follow.c). */
+enum session_prog {
+	SESSION_PROG_FOLLOW = 1,        /* pc_fork, pc_exit */
+	SESSION_PROG_EXEC = 2,          /* pc_exec */
+	SESSION_PROG_DLHOOK = 4,        /* pc_dlhook */
+};
+
 struct session_opts {
 	int so_filter_pids;     /* only tgids added with session_add_pid */
 	session_event_fn so_event;
 	void *so_ctx;
+	unsigned so_progs;      /* enum session_prog bits */
+	session_ctl_fn so_ctl;  /* control records; NULL: dropped */
+	void *so_ctl_ctx;
+	int so_attach;          /* enum session_attach_mode */
+};
+
+/* How a site becomes a perf event (the BPF link is the same). */
+enum session_attach_mode {
+	SESSION_ATTACH_PERF = 0,        /* fd-based uprobe PMU (uprobe_pmu.c) */
+	SESSION_ATTACH_TRACEFS = 1,     /* named uprobe_events entry (attach_tracefs.c) */
 };
 
 int  session_open(const struct session_opts *o, struct pc_session **out);
@@ -30,12 +50,23 @@ int  session_add_pid(struct pc_session *s, pid_t pid);
  * @pid: -1 for every process mapping the object, else that process only.
  */
 int  session_attach(struct pc_session *s, const struct site_set *ss, pid_t pid);
+/*
+ * Attach sites @first..ss_n-1 of @ss, added after session_attach (cookie =
+ * index, as there).  All-or-nothing for this batch only: on failure the
+ * batch's attachments are undone, earlier ones stay.
+ */
+int  session_attach_from(struct pc_session *s, const struct site_set *ss,
+			 size_t first, pid_t pid);
+/* The BPF skeleton, for follow.c's tracepoints and hooks. */
+struct pc_bpf *session_bpf(struct pc_session *s);
 /* Wait up to @timeout_ms for events; returns events consumed or -errno. */
 int  session_poll(struct pc_session *s, int timeout_ms);
 /* Consume everything already in the ring without waiting. */
 int  session_drain(struct pc_session *s);
 void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 		    uint64_t *delivered);
+/* One pc_counters entry (enum pc_counter), summed over CPUs. */
+uint64_t session_counter(struct pc_session *s, unsigned which);
 /* Detach everything and free; safe on NULL. */
 void session_close(struct pc_session *s);
 

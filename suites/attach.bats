@@ -26,28 +26,33 @@ load helpers/common
 
 PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
 
-# fxa: path of the fixture, or SKIP with what is missing.
+# fxa: FXA (the executable, provider fxatt) and FXALIB (the library,
+# provider fxattlib), or SKIP with what is missing.
 fxa() {
-	requires "file:$PC_FIXTURES/fx_attachfail"
 	FXA=$PC_FIXTURES/fx_attachfail
+	FXALIB=$PC_FIXTURES/libfx_attachfail.so
+	requires "file:$FXA" "file:$FXALIB"
+	declare -gA SITE=() SEMA=() FSITE=() FFILE=()
 }
 
-# fxa_addrs PID: fill SITE[probe] and SEMA[probe] (runtime addresses in
-# PID) and FSITE[probe] (link-time address of the site) from readelf.
+# fxa_addrs PID FILE PROV: for each note of PROV in FILE, add SITE[p] and
+# SEMA[p] (runtime addresses in PID), FSITE[p] (link-time address of the
+# site) and FFILE[p] (FILE), p = PROV:NAME, from readelf.
 fxa_addrs() {
-	local pid=$1 prov name loc base sema args
-	declare -gA SITE=() SEMA=() FSITE=()
+	local pid=$1 file=$2 pv=$3 prov name loc base sema args n=0
 	while read -r prov name loc base sema args; do
-		[[ $prov == fxatt ]] || continue
-		FSITE[fxatt:$name]=$loc
-		SITE[fxatt:$name]=$(pc_runtime_addr "$pid" "$FXA" "$loc")
-		SEMA[fxatt:$name]=$(pc_runtime_addr "$pid" "$FXA" "$sema")
-	done < <(pc_elf_notes "$FXA")
-	[[ ${#SITE[@]} == 4 ]] || fail "fx_attachfail: expected 4 fxatt notes, readelf found ${#SITE[@]}: ${!SITE[*]}"
-	[[ ${SITE[fxatt:b_dup1]} == "${SITE[fxatt:b_dup2]}" ]] ||
-		fail "fx_attachfail: b_dup1 and b_dup2 should share a site: ${SITE[fxatt:b_dup1]} ${SITE[fxatt:b_dup2]}"
-	[[ ${SEMA[fxatt:b_dup1]} != "${SEMA[fxatt:b_dup2]}" ]] ||
-		fail "fx_attachfail: b_dup1 and b_dup2 should have different semaphores"
+		[[ $prov == "$pv" ]] || continue
+		n=$((n + 1))
+		FSITE[$pv:$name]=$loc
+		FFILE[$pv:$name]=$file
+		SITE[$pv:$name]=$(pc_runtime_addr "$pid" "$file" "$loc")
+		SEMA[$pv:$name]=$(pc_runtime_addr "$pid" "$file" "$sema")
+	done < <(pc_elf_notes "$file")
+	[[ $n == 4 ]] || fail "'$file': expected 4 $pv notes, readelf found $n"
+	[[ ${SITE[$pv:b_dup1]} == "${SITE[$pv:b_dup2]}" ]] ||
+		fail "'$file': $pv:b_dup1 and b_dup2 should share a site: ${SITE[$pv:b_dup1]} ${SITE[$pv:b_dup2]}"
+	[[ ${SEMA[$pv:b_dup1]} != "${SEMA[$pv:b_dup2]}" ]] ||
+		fail "'$file': $pv:b_dup1 and b_dup2 should have different semaphores"
 }
 
 # file_bytes FILE VADDR N: the N bytes at link-time VADDR in FILE, as
@@ -75,15 +80,16 @@ watch_all() {
 	done
 }
 
-# assert_untouched PID: now, every semaphore reads 0 and every site holds
-# the bytes of the file.
+# assert_untouched PID [GLOB]: now, every semaphore (of probes matching
+# GLOB) reads 0 and every site holds the bytes of the file.
 assert_untouched() {
 	local p got want
 	for p in "${!SITE[@]}"; do
+		[[ $p == ${2:-*} ]] || continue
 		got=$(pc_peek "$1" "${SEMA[$p]}" 2)
 		[[ $got == 0 ]] || fail "semaphore of $p in pid $1 is $got, expected 0"
 		got=$(pc_peek_bytes "$1" "${SITE[$p]}" 5)
-		want=$(file_bytes "$FXA" "${FSITE[$p]}" 5)
+		want=$(file_bytes "${FFILE[$p]}" "${FSITE[$p]}" 5)
 		[[ $got == "$want" ]] || fail "site of $p in pid $1 holds '$got', the file has '$want'"
 	done
 }
@@ -133,8 +139,19 @@ traced_stopped() {
 
 # traced_resume: let the frozen tracer go on; ST_STATUS its exit status,
 # ST_ERR its stderr.
+# A tracer that goes on tracing instead of failing gets SIGINT after
+# PC_TIMEOUT: a failure, not a hang.
 traced_resume() {
+	local i
 	kill -CONT "$ST_TRACEE"
+	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do
+		pc_inv_alive "$ST_PID" || break
+		sleep 0.01	# no event to wait on for strace's child, bounded
+	done
+	if pc_inv_alive "$ST_PID"; then
+		pc_log "tracer $ST_TRACEE still running after ${PC_TIMEOUT}s: SIGINT"
+		kill -INT "$ST_TRACEE"
+	fi
 	ST_STATUS=0
 	wait "$ST_PID" || ST_STATUS=$?
 	ST_ERR=$(cat "$ST_ERRF")
@@ -151,7 +168,7 @@ traced_resume() {
 	oracle=$BATS_TEST_TMPDIR/oracle.json
 	pc_spawn pid "$FXA" --oracle "$oracle" sema "ready:$R1" "wait:$F1" sema fire "ready:$R2" "wait:$F2"
 	pc_wait_file "$R1"
-	fxa_addrs "$pid"
+	fxa_addrs "$pid" "$FXA" fxatt
 	watch_all "$pid"
 
 	run -1 --separate-stderr pc_bounded trace --json -p "$pid" "usdt:$FXA:fxatt:*"
@@ -183,7 +200,7 @@ traced_resume() {
 	oracle=$BATS_TEST_TMPDIR/oracle.json
 	pc_spawn pid "$FXA" --oracle "$oracle" "ready:$R1" "wait:$F1" sema fire "ready:$R2" "wait:$F2"
 	pc_wait_file "$R1"
-	fxa_addrs "$pid"
+	fxa_addrs "$pid" "$FXA" fxatt
 	watch_all "$pid"
 
 	# Freeze the tracer right after its third perf_event_open returned.
@@ -221,6 +238,52 @@ traced_resume() {
 	assert_equal "$(pc_count_events "$oracle")" 0
 }
 
+@test "an object mapped later fails part way (--follow, '*'): only its sites are undone, the tracer goes on" {
+	fxa
+	local F1 F2 pid oracle err
+	F1=$(pc_fifo f1)
+	F2=$(pc_fifo f2)
+	oracle=$BATS_TEST_TMPDIR/oracle.json
+	pc_spawn pid "$FXA" --oracle "$oracle" "ready:$BATS_TEST_TMPDIR/r0" \
+		"wait:$F1" "dlopen:$FXALIB" lib:sema lib:fire fire "ready:$BATS_TEST_TMPDIR/r1" \
+		"wait:$F2" lib:sema fire "ready:$BATS_TEST_TMPDIR/r2" "wait:$(pc_fifo hold)"
+	pc_wait_file "$BATS_TEST_TMPDIR/r0"
+	fxa_addrs "$pid" "$FXA" fxatt
+	pc_sema_watch "$pid" "${SEMA[fxatt:z_after]}" 0
+	# fxatt:z_after attaches at once; fxattlib:* only matches in the library
+	# the fixture dlopens later, whose b_dup2 the kernel refuses.
+	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --json --follow -p "$pid" \
+		"usdt:*:fxattlib:*" "usdt:*:fxatt:z_after"
+	assert_equal "$(pc_peek "$pid" "${SEMA[fxatt:z_after]}" 2)" 1
+	pc_fifo_write "$F1" go
+	pc_wait_file "$BATS_TEST_TMPDIR/r1"
+	fxa_addrs "$pid" "$FXALIB" fxattlib
+	# The library's attach failed, and the tracer says where and why ...
+	err=$(cat "$PC_TRACE_OUT.err")
+	[[ $err == *"'$FXALIB'"*"(fxattlib:b_dup2)"*"invalid argument"* ]] ||
+		fail "no error naming the library's site and the reason: $err"
+	# ... undid the library's sites attached before the failure ...
+	assert_untouched "$pid" "fxattlib:*"
+	for p in a_good b_dup1 b_dup2 z_after; do
+		pc_sema_watch "$pid" "${SEMA[fxattlib:$p]}" 0
+		pc_bytes_watch "$pid" "${SITE[fxattlib:$p]}" 5
+	done
+	# ... and goes on tracing what it had attached before.
+	pc_inv_alive "$PC_TRACE_PID" || fail "the tracer ended after the library's attach failed"
+	assert_equal "$(pc_peek "$pid" "${SEMA[fxatt:z_after]}" 2)" 1
+	pc_fifo_write "$F2" go
+	pc_wait_file "$BATS_TEST_TMPDIR/r2"
+	pc_trace_stop
+	assert_equal "$PC_TRACE_STATUS" 0
+	for p in a_good b_dup1 b_dup2 z_after; do
+		assert_equal "$(sema_seen "$oracle" "fxattlib:$p")" "0 0"
+	done
+	assert_equal "$(pc_count_events "$oracle" "fxattlib:*")" 0
+	assert_summary 2 "$PC_TRACE_OUT.err"
+	assert_oracle "$oracle" "$PC_TRACE_OUT"
+	assert_equal "$(pc_peek "$pid" "${SEMA[fxatt:z_after]}" 2)" 0
+}
+
 @test "control: each of the colliding probes attaches alone, sets its own semaphore and fires as the oracle says" {
 	fxa
 	local F pid oracle p i=0 R
@@ -231,7 +294,7 @@ traced_resume() {
 		"wait:$F" sema fire "ready:$BATS_TEST_TMPDIR/r2" \
 		"wait:$F" sema fire "ready:$BATS_TEST_TMPDIR/r3" "wait:$F"
 	pc_wait_file "$BATS_TEST_TMPDIR/r0"
-	fxa_addrs "$pid"
+	fxa_addrs "$pid" "$FXA" fxatt
 	watch_all "$pid"
 	for p in a_good b_dup1 b_dup2; do
 		pc_trace_bg "$BATS_TEST_TMPDIR/t.$p.json" --json -p "$pid" "usdt:$FXA:fxatt:$p"
@@ -257,7 +320,7 @@ traced_resume() {
 	local pid
 	pc_spawn pid "$FXA" "ready:$BATS_TEST_TMPDIR/r" "wait:$(pc_fifo f)"
 	pc_wait_file "$BATS_TEST_TMPDIR/r"
-	fxa_addrs "$pid"
+	fxa_addrs "$pid" "$FXA" fxatt
 	# Freeze the tracer after its first site (a_good) is attached ...
 	traced_stopped 1 "$pid" "usdt:$FXA:fxatt:a_good" "usdt:$FXA:fxatt:z_after"
 	assert_equal "$(pc_peek "$pid" "${SEMA[fxatt:a_good]}" 2)" 1

@@ -216,11 +216,13 @@ poke() {
 	assert_err "--str '99'"
 }
 
-@test "trace needs exactly one of -c and -p, and a probe" {
-	bad trace "usdt:$FX:fx:a0"
-	assert_err "give exactly one of -c CMD or -p PID"
+@test "trace takes at most one of -c, -p and -a, and needs a probe" {
 	bad trace -c true -p 1 "usdt:$FX:fx:a0"
-	assert_err "give exactly one of -c CMD or -p PID"
+	assert_err "give at most one of -c CMD, -p PID or -a"
+	bad trace -a -p 1 "usdt:$FX:fx:a0"
+	assert_err "give at most one of -c CMD, -p PID or -a"
+	bad trace "usdt:*:fx:a0"
+	assert_err "PATH '\\*' needs -p PID"
 	bad trace -c "touch '$BATS_TEST_TMPDIR/ran'"
 	assert_err "no PROBE given"
 	[[ ! -e $BATS_TEST_TMPDIR/ran ]]

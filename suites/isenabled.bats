@@ -15,15 +15,14 @@ load helpers/common
 
 PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
 
-FX_VARIANT=${PC_SEMA_VARIANT:-fx_gcc_O2_pie}
+FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 
-# use_fixture VARIANT: FX, FXLIB (its library) and FXIE, or SKIP.
+# use_fixture VARIANT: FX, FXLIB (its library) and FXIE (fx_isenabled).
 use_fixture() {
-	local rest=${1#fx_}
-	FX=$PC_FIXTURES/$1
-	FXLIB=$PC_FIXTURES/libfx_${rest%_*}.so
+	FX=$(fx_bin "$1")
+	FXLIB=$(fx_lib "$1")
 	FXIE=$PC_FIXTURES/fx_isenabled
-	requires "file:$FX" "file:$FXLIB" "file:$FXIE"
+	requires "file:$FXIE"
 }
 
 # sema_seen ORACLE PROBE: the semaphore values the fixture logged, in order.
@@ -133,13 +132,11 @@ R() {
 }
 
 @test "every build variant: is-enabled probes fire only when traced, as the oracle says" {
-	local list=$PC_FIXTURES/variants.txt v o t n=0 bad=()
-	requires "file:$list"
+	local v o t n=0 bad=()
 	while IFS= read -r v; do
-		[[ -n $v ]] || continue
 		n=$((n + 1))
 		pc_log "---- variant $v"
-		FX=$PC_FIXTURES/$v
+		FX=$(fx_bin "$v")
 		o=$BATS_TEST_TMPDIR/$v.untraced.json
 		run -0 "$FX" --oracle "$o" fire:fx:sem_a:2 fire:fx:sem_2site:2
 		[[ $(pc_count_events "$o") == 0 ]] || bad+=("$v: fired untraced")
@@ -154,8 +151,8 @@ R() {
 		[[ $(pc_count_events "$o") == 4 ]] || bad+=("$v: $(pc_count_events "$o") hits in the oracle, expected 4")
 		assert_summary 4
 		assert_oracle "$o" "$t"
-	done <"$list"
-	((n >= 12)) || bad+=("only $n variants in $list")
+	done < <(fx_variants)
+	((n >= 12)) || bad+=("only $n variants in variants.txt")
 	if ((${#bad[@]})); then
 		printf '%s\n' "${bad[@]}" | fail
 	fi

@@ -25,15 +25,12 @@ load helpers/common
 PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
 
 # The variant the scenario tests use; the variants test runs them all.
-FX_VARIANT=${PC_SEMA_VARIANT:-fx_gcc_O2_pie}
+FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 
-# use_fixture VARIANT: FX (executable) and FXLIB (its library), or SKIP.
+# use_fixture VARIANT: FX (executable) and FXLIB (its library).
 use_fixture() {
-	local v=$1 rest
-	FX=$PC_FIXTURES/$v
-	rest=${v#fx_}
-	FXLIB=$PC_FIXTURES/libfx_${rest%_*}.so
-	requires "file:$FX" "file:$FXLIB"
+	FX=$(fx_bin "$1")
+	FXLIB=$(fx_lib "$1")
 }
 
 # sema_addr PID FILE PROV:NAME: runtime address of the probe's semaphore in
@@ -259,14 +256,11 @@ start_fixture() {
 }
 
 @test "every build variant: fx:sem_a reads 0, then 1 while traced with events as the oracle, then 0" {
-	local list=$PC_FIXTURES/variants.txt v a n=0 bad=()
-	requires "file:$list"
+	local v a n=0 bad=()
 	while IFS= read -r v; do
-		[[ -n $v ]] || continue
 		n=$((n + 1))
 		pc_log "---- variant $v"
-		FX=$PC_FIXTURES/$v
-		[[ -x $FX ]] || { bad+=("$v: '$FX' missing"); continue; }
+		FX=$(fx_bin "$v")
 		ORACLE=$BATS_TEST_TMPDIR/$v.oracle.json
 		mkdir -p "$BATS_TEST_TMPDIR/$v"
 		local R0=$BATS_TEST_TMPDIR/$v/r0 R1=$BATS_TEST_TMPDIR/$v/r1 R2=$BATS_TEST_TMPDIR/$v/r2
@@ -295,8 +289,8 @@ start_fixture() {
 		local st=0
 		wait "$PID" || st=$?
 		((st == 0)) || bad+=("$v: fixture exit status $st")
-	done <"$list"
-	((n >= 12)) || bad+=("only $n variants in $list")
+	done < <(fx_variants)
+	((n >= 12)) || bad+=("only $n variants in variants.txt")
 	if ((${#bad[@]})); then
 		printf '%s\n' "${bad[@]}" | fail
 	fi

@@ -214,3 +214,113 @@ int pc_usdt(struct pt_regs *ctx)
 {
 	return handle(ctx);
 }
+
+/*
+ * Following processes (--follow) and barriers (follow.c).
+ *
+ * pc_pids grows with sched_process_fork: a child whose parent's tgid is in
+ * the set joins it (threads share the tgid and need nothing).  The
+ * tracepoint fires in the parent before the child is woken, so the child
+ * cannot hit a probe before it is in the set.  sched_process_exit removes
+ * a tgid when its last thread exits (signal->live already decremented), so
+ * a recycled pid is not traced.
+ *
+ * A barrier stops the current process with SIGSTOP, sent from its own
+ * context: it is pending before the task returns to user mode, so not one
+ * user instruction runs until userspace has attached what the process
+ * maps now and sent SIGCONT.  The record is reserved first: a process is
+ * never stopped without userspace being told.
+ */
+#define PC_SIGSTOP 19
+#define PC_RT_CONSISTENT 0      /* <link.h> r_debug.r_state */
+
+/* Per hooked dynamic linker: &_r_debug.r_state - &_dl_debug_state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PC_MAX_DLHOOKS);
+	__type(key, __u32);
+	__type(value, __s64);
+} pc_dlhooks SEC(".maps");
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(pc_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&pc_pids, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&pc_pids, &ctgid, &one, BPF_ANY))
+		count(PC_CNT_FOLLOW_FULL);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(pc_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (p->signal->live.counter == 0)
+		bpf_map_delete_elem(&pc_pids, &tgid);
+	return 0;
+}
+
+static __always_inline int stop_and_tell(__u32 kind)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct pc_event *e;
+
+	e = bpf_ringbuf_reserve(&pc_ring, sizeof(*e), 0);
+	if (!e) {
+		count(PC_CNT_CTL_LOST);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->pe_ts = bpf_ktime_get_ns();
+	e->pe_pid = pid_tgid >> 32;
+	e->pe_tid = (__u32)pid_tgid;
+	e->pe_cpu = bpf_get_smp_processor_id();
+	e->pe_spec_id = PC_CTL_ID;
+	e->pe_args[0] = kind;
+	if (bpf_send_signal(PC_SIGSTOP)) {
+		bpf_ringbuf_discard(e, 0);
+		count(PC_CNT_CTL_LOST);
+		return 0;
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	if (!pid_wanted(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	return stop_and_tell(PC_CTL_EXEC);
+}
+
+/*
+ * On _dl_debug_state, the debugger hook the dynamic linker calls around
+ * every change of its link map (r_brk).  Only RT_CONSISTENT means new
+ * objects are mapped (RT_ADD comes before mapping, RT_DELETE before
+ * unmapping); it comes before relocation and constructors, so before
+ * dlopen() returns.  r_state is read ip-relative like a sym(%rip) operand.
+ */
+SEC("uprobe")
+int pc_dlhook(struct pt_regs *ctx)
+{
+	__u32 idx = (__u32)bpf_get_attach_cookie(ctx);
+	__s32 state = -1;
+	__s64 *delta;
+
+	if (!pid_wanted(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	delta = bpf_map_lookup_elem(&pc_dlhooks, &idx);
+	if (!delta || bpf_probe_read_user(&state, sizeof(state),
+					  (void *)(PT_REGS_IP(ctx) + *delta)))
+		return 0;
+	if (state != PC_RT_CONSISTENT)
+		return 0;
+	return stop_and_tell(PC_CTL_DLOPEN);
+}

@@ -11,7 +11,9 @@
 #     fifo barriers, the oracle comparison and the summary check;
 #   - the cleanup invariants, checked after EVERY test (teardown): no
 #     uprobe, BPF object or process of ours left over, watched semaphores and
-#     probe-site bytes back to their values.  A violation fails the test.
+#     probe-site bytes back to their values, every USDT site and semaphore
+#     of the test's surviving fixtures as in their ELF files, no stash
+#     record (/run/probecheck) left.  A violation fails the test.
 #
 # This file defines setup() and teardown().  A suite must not redefine
 # them: register cleanup with pc_on_teardown, declare file-wide needs with
@@ -588,6 +590,15 @@ _pc_violations() {
 	done < <(pc_inv_procs)
 	# A BPF object is spared if a holder is fine (mid-test) or not ours.
 	for pid in "${keep[@]}"; do fine[$pid]=1; done
+	# Stash records (tracefs entries a tracer would leave if it died): none
+	# new, but those of a tracer that is still fine.
+	local sname spid sstate
+	while read -r sname; do
+		[[ -n $sname ]] || continue
+		read -r spid sstate <<<"$(pc_inv_stash_owner "$sname")"
+		[[ $sstate == live && -n ${fine[$spid]:-} ]] && continue
+		echo "stash record left: $(pc_inv_stash_dir)/$sname (tracer $spid $sstate)"
+	done < <(pc_inv_stash_names | pc_inv_new_lines "$PC_T/stash.before")
 	while read -r kind id pid; do
 		[[ -n ${spare["$kind $id"]:-} ]] && continue
 		if [[ -z ${tagof[$pid]:-} ]]; then
@@ -646,6 +657,45 @@ _pc_kill_spawned() {
 	return 0
 }
 
+# _pc_kill_spawned_tracers: SIGKILL the probecheck processes still running
+# in spawned sessions (a tracer under strace, say) and wait, at most
+# PC_TIMEOUT (each site takes ~0.1 s to close), until they are gone: until
+# then a fixture's sites hold their int3s and semaphores their counts.
+_pc_kill_spawned_tracers() {
+	local pid comm state tag sid dl
+	local -A spawned=()
+	local -a pids=()
+	[[ -s $PC_T/spawned ]] || return 0
+	while read -r pid; do spawned[$pid]=1; done <"$PC_T/spawned"
+	while read -r pid comm state tag; do
+		[[ $comm == probecheck* && $state != Z ]] || continue
+		sid=$(awk '{ sub(/.*\) /, ""); print $4 }' "/proc/$pid/stat" 2>/dev/null)
+		[[ -n ${spawned[${sid:-x}]:-} ]] || continue
+		kill -KILL "$pid" 2>/dev/null && pids+=("$pid")
+	done < <(pc_inv_procs)
+	((${#pids[@]})) || return 0
+	pc_log "teardown: tracers still running in spawned sessions, SIGKILL: ${pids[*]}"
+	dl=$(_pc_deadline "$PC_TIMEOUT")
+	for pid in "${pids[@]}"; do
+		while pc_inv_alive "$pid" && _pc_before "$dl"; do
+			sleep 0.02	# exit closes one perf fd per site
+		done
+	done
+	return 0
+}
+
+# _pc_check_sites: every probe site and semaphore of every fixture process
+# of this test still alive holds what its file holds (pc_inv_sites): no
+# int3 left, no semaphore raised.
+_pc_check_sites() {
+	local pid comm state tag
+	while read -r pid comm state tag; do
+		[[ $comm == fx_* && $tag == "$PC_TAG" && $state != Z ]] || continue
+		pc_inv_sites "$pid"
+	done < <(pc_inv_procs)
+	return 0
+}
+
 # _pc_settled_violations MODE: no report of a process or BPF object while
 # the kernel still finishes a SIGKILL or frees the object: those two kinds
 # are retried for up to PC_GRACE seconds.
@@ -677,6 +727,7 @@ pc_setup() {
 	pc_inv_uprobe_all >"$PC_T/uprobes.before"
 	pc_inv_bpf_ours >"$PC_T/bpf.before"
 	pc_inv_procs >"$PC_T/procs.before"
+	pc_inv_stash_names >"$PC_T/stash.before"
 	# Each test starts from a clean slate or says why it cannot.
 	if [[ -s $PC_T/bpf.before ]] || [[ -n $(pc_inv_uprobe_ours) ]]; then
 		pc_log "setup: objects of ours already present before this test:"
@@ -692,12 +743,15 @@ pc_teardown() {
 	# Watches first, while the fixtures are still alive.
 	_pc_stop_all
 	v=$(_pc_check_watches)
+	_pc_kill_spawned_tracers
+	v=$(printf '%s\n%s' "$v" "$(_pc_check_sites)" | sed '/^$/d')
 	_pc_kill_spawned
 	v=$(printf '%s\n%s' "$v" "$(_pc_settled_violations end)" | sed '/^$/d')
 	if [[ -n $v ]]; then
 		st=1
 		printf '%s\n' "$v" | batslib_decorate "cleanup invariants violated after the test"
 		# Remove what we can, so the next test starts clean.
+		[[ -x $PC_BIN ]] && "$PC_BIN" cleanup >>"$PC_LOG" 2>&1
 		while IFS= read -r line; do
 			pc_inv_remove_uprobe "$line"
 		done < <(pc_inv_uprobe_ours | pc_inv_new_lines "$PC_T/uprobes.before")

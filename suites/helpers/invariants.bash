@@ -209,3 +209,220 @@ pc_inv_kill_procs() {
 	done
 	return 0
 }
+
+# ---------------------------------------------------------------------------
+# The stash: what a tracer records on disk about what outlives it (tracefs
+# entries), so that `probecheck cleanup` can undo it after the tracer died
+# (providers/stash.c).  One file per tracer, "PID-START" (START = field 22
+# of /proc/PID/stat), or ".PID-START.tmp" while it is being replaced, in
+# $PROBECHECK_STASH or /run/probecheck.  A record exists exactly while its
+# tracer has something that outlives it; after the tracer is gone (or after
+# `probecheck cleanup`) there must be none.
+
+# pc_inv_stash_dir: the stash directory, as stash_dir() computes it.
+pc_inv_stash_dir() {
+	printf '%s\n' "${PROBECHECK_STASH:-/run/probecheck}"
+}
+
+# pc_inv_stash_names: every entry of the stash directory, one per line.
+pc_inv_stash_names() {
+	local d f
+	d=$(pc_inv_stash_dir)
+	[[ -d $d ]] || return 0
+	for f in "$d"/* "$d"/.*; do
+		f=${f##*/}
+		[[ $f == . || $f == .. || $f == '*' || $f == '.*' ]] && continue
+		printf '%s\n' "$f"
+	done
+	return 0
+}
+
+# pc_inv_stash_owner NAME: "PID live" or "PID dead" for a record name
+# ("? dead" if the name is not of the scheme).  Live: /proc/PID/stat shows
+# the same start time and no zombie, as stash_tracer_alive() decides.
+pc_inv_stash_owner() {
+	local name=${1#.} stat pid start
+	local -a f
+	name=${name%.tmp}
+	[[ $name =~ ^([0-9]+)-([0-9]+)$ ]] || { echo "? dead"; return 0; }
+	pid=${BASH_REMATCH[1]} start=${BASH_REMATCH[2]}
+	if { read -r stat <"/proc/$pid/stat"; } 2>/dev/null; then
+		read -r -a f <<<"${stat##*) }"
+		# f[0] is field 3 (state), f[19] field 22 (start time).
+		if [[ ${f[19]:-} == "$start" && ${f[0]} != Z && ${f[0]} != X ]]; then
+			echo "$pid live"
+			return 0
+		fi
+	fi
+	echo "$pid dead"
+}
+
+# ---------------------------------------------------------------------------
+# Probe sites and semaphores of a living process, read from outside and
+# compared with the ELF file: every USDT site of every object the process
+# maps must hold the file's instruction bytes (an int3, 0xcc, left behind
+# is a uprobe nobody removed), every semaphore the file's value (0: no
+# tracer holds it).  Addresses come from readelf and /proc/PID/maps, never
+# from the tracer under test; memory is read with pc-peek (/proc/PID/mem).
+
+# pc-peek: $PC_INV_PEEK, else $PROBECHECK_BUILD/tools/pc-peek (read when
+# used: common.bash sets PROBECHECK_BUILD after sourcing this file).
+declare -gA _PC_INV_OBJ=() _PC_INV_FBYTES=()
+
+# _pc_inv_obj FILE: the USDT sites and semaphores of FILE, cached by
+# (dev, inode, mtime, size) in _PC_INV_OBJ: one line each,
+#   "site VADDR FOFF LEN PROV:NAME" / "sema VADDR FOFF LEN PROV:NAME"
+# (decimal; FOFF -1: not in the file, reads as zeros), sorted by VADDR.
+# The site is the note's pc adjusted by .stapsdt.base (prelink); LEN is 5
+# bytes (an int3 or a 5-byte call) cut at its segment's end.  Sets
+# _pc_inv_key.  Fails if FILE cannot be read.
+_pc_inv_obj() {
+	local file=$1 line sbase='' prov='' name='' loc base sema vaddr len
+	local -a segs=() w out=()
+	_pc_inv_key=$(stat -Lc '%d:%i:%Y:%s' -- "$file" 2>/dev/null) || return 1
+	[[ -n ${_PC_INV_OBJ[$_pc_inv_key]+x} ]] && return 0
+	while IFS= read -r line; do
+		if [[ $line =~ \.stapsdt\.base[[:space:]]+[A-Z_]+[[:space:]]+([0-9a-f]+) ]]; then
+			sbase=$((0x${BASH_REMATCH[1]}))
+		fi
+	done < <(LC_ALL=C readelf -SW -- "$file" 2>/dev/null)
+	while read -r -a w; do
+		# LOAD offset vaddr paddr filesz memsz ...
+		[[ ${w[0]:-} == LOAD ]] && segs+=("$((w[2])) $((w[1])) $((w[4]))")
+	done < <(LC_ALL=C readelf -lW -- "$file" 2>/dev/null)
+	while IFS= read -r line; do
+		[[ $line =~ Provider:\ ([^[:space:]]+) ]] && prov=${BASH_REMATCH[1]}
+		[[ $line =~ ^\ *Name:\ ([^[:space:]]+) ]] && name=${BASH_REMATCH[1]}
+		[[ $line =~ Location:\ (0x[0-9a-f]+),\ Base:\ (0x[0-9a-f]+),\ Semaphore:\ (0x[0-9a-f]+) ]] || continue
+		loc=$((BASH_REMATCH[1])) base=$((BASH_REMATCH[2])) sema=$((BASH_REMATCH[3]))
+		if [[ -n $sbase ]] && ((base)); then
+			loc=$((loc + sbase - base))
+		fi
+		out+=("$(_pc_inv_place site "$loc" 5 "$prov:$name" "${segs[@]}")")
+		((sema)) && out+=("$(_pc_inv_place sema "$sema" 2 "$prov:$name" "${segs[@]}")")
+	done < <(LC_ALL=C readelf -nW -- "$file" 2>/dev/null)
+	if ((${#out[@]})); then
+		_PC_INV_OBJ[$_pc_inv_key]=$(printf '%s\n' "${out[@]}" | sed '/^$/d' | sort -k2,2n -u)
+	else
+		_PC_INV_OBJ[$_pc_inv_key]=
+	fi
+}
+
+# _pc_inv_place KIND VADDR LEN NAME SEG...: one _pc_inv_obj line, or
+# nothing if VADDR is in no PT_LOAD ("VADDR FOFF FILESZ" each).
+_pc_inv_place() {
+	local kind=$1 va=$2 len=$3 name=$4 s sv so sf
+	shift 4
+	for s in "$@"; do
+		read -r sv so sf <<<"$s"
+		((va >= sv)) || continue
+		if ((va + len <= sv + sf)); then
+			echo "$kind $va $((va - sv + so)) $len $name"
+			return 0
+		fi
+		if ((va < sv + sf)); then
+			echo "$kind $va $((va - sv + so)) $((sv + sf - va)) $name"
+			return 0
+		fi
+	done
+	# Beyond the file's bytes (a .bss semaphore): zeros at load.
+	[[ $kind == sema ]] && echo "$kind $va -1 $len $name"
+	return 0
+}
+
+# _pc_inv_file_bytes FILE FOFF LEN: _pc_inv_bytes = LEN bytes of FILE at
+# FOFF as "90 0f ..", zeros for FOFF -1; cached with the object (so not
+# to be called in a subshell).
+_pc_inv_file_bytes() {
+	local k="$_pc_inv_key:$2:$3" i z=()
+	if [[ -z ${_PC_INV_FBYTES[$k]+x} ]]; then
+		if (($2 < 0)); then
+			for ((i = 0; i < $3; i++)); do z+=(00); done
+			_PC_INV_FBYTES[$k]=${z[*]}
+		else
+			_PC_INV_FBYTES[$k]=$(od -An -tx1 -v -j "$2" -N "$3" -- "$1" | xargs)
+		fi
+	fi
+	_pc_inv_bytes=${_PC_INV_FBYTES[$k]}
+}
+
+# pc_inv_sites PID: one line per probe site or semaphore of PID that
+# differs from its file; nothing when all match or PID is gone (a process
+# that exits while being read is not a violation).
+pc_inv_sites() (
+	local pid=$1 range perms off dev ino path start fpath bias first
+	local -A seen=()
+	local -a objs=()
+	# A subshell without bats' DEBUG trap, which would run on every
+	# command of the loops below (many times slower).
+	trap - DEBUG
+	set +T
+	{
+		while read -r range perms off dev ino path; do
+			[[ $off == 00000000 && $ino != 0 && $path == /* ]] || continue
+			start=${range%-*}
+			[[ -z ${seen[$start]:-} ]] || continue
+			seen[$start]=1
+			objs+=("$range" "$path")
+		done <"/proc/$pid/maps"
+	} 2>/dev/null || return 0
+	for ((first = 0; first < ${#objs[@]}; first += 2)); do
+		range=${objs[first]} path=${objs[first + 1]}
+		# The mapped file itself, even if its path was replaced or deleted.
+		fpath=/proc/$pid/map_files/$range
+		_pc_inv_obj "$fpath" || continue
+		[[ -n ${_PC_INV_OBJ[$_pc_inv_key]} ]] || continue
+		# Load bias: the offset-0 mapping is the page of the first PT_LOAD.
+		bias=$(LC_ALL=C readelf -lW -- "$fpath" 2>/dev/null |
+			awk '$1 == "LOAD" { print $3; exit }')
+		[[ -n $bias ]] || continue
+		bias=$((0x${range%-*} - (bias & ~0xfff)))
+		_pc_inv_check_obj "$pid" "$fpath" "$path" "$bias" site
+		_pc_inv_check_obj "$pid" "$fpath" "$path" "$bias" sema
+	done
+	return 0
+)
+
+# _pc_inv_check_obj PID FILE SHOWN BIAS KIND: compare KIND lines of the
+# cached object, read in windows of up to 4096 bytes (one pc-peek each).
+_pc_inv_check_obj() {
+	local pid=$1 file=$2 shown=$3 bias=$4 kind=$5 k a b c d n i j wend got want
+	local -a va=() fo=() ln=() nm=() mb fb sm sf
+	while read -r k a b c d; do
+		[[ $k == "$kind" ]] || continue
+		va+=("$a") fo+=("$b") ln+=("$c") nm+=("$d")
+	done <<<"${_PC_INV_OBJ[$_pc_inv_key]}"
+	n=${#va[@]}
+	for ((i = 0; i < n; i = j + 1)); do
+		j=$i
+		wend=$((va[i] + ln[i]))
+		# Extend the window while the file is contiguous with memory.
+		while ((j + 1 < n && va[j + 1] + ln[j + 1] - va[i] <= 4096 &&
+			fo[i] >= 0 && fo[j + 1] - fo[i] == va[j + 1] - va[i])); do
+			j=$((j + 1))
+			((va[j] + ln[j] > wend)) && wend=$((va[j] + ln[j]))
+		done
+		if ! got=$("${PC_INV_PEEK:-$PROBECHECK_BUILD/tools/pc-peek}" --bytes "$pid" "$(printf '0x%x' $((va[i] + bias)))" \
+				$((wend - va[i])) 2>&1); then
+			pc_inv_alive "$pid" || return 0
+			echo "pid $pid: cannot read '$shown' at $(printf '0x%x' $((va[i] + bias))): $got"
+			continue
+		fi
+		_pc_inv_file_bytes "$file" "${fo[i]}" $((wend - va[i]))
+		read -r -a mb <<<"$got"
+		read -r -a fb <<<"$_pc_inv_bytes"
+		for ((k = i; k <= j; k++)); do
+			a=${mb[*]:va[k] - va[i]:ln[k]}
+			b=${fb[*]:va[k] - va[i]:ln[k]}
+			[[ $a == "$b" ]] && continue
+			if [[ $kind == site ]]; then
+				echo "probe site ${nm[k]} of '$shown' in pid $pid at $(printf '0x%x' $((va[k] + bias))) holds '$a', the file has '$b'"
+			else
+				# 16 bits, little-endian.
+				read -r -a sm <<<"$a"
+				read -r -a sf <<<"$b"
+				echo "semaphore of ${nm[k]} of '$shown' in pid $pid at $(printf '0x%x' $((va[k] + bias))) reads $((0x${sm[1]}${sm[0]})), the file has $((0x${sf[1]}${sf[0]}))"
+			fi
+		done
+	done
+}

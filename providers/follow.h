@@ -1,0 +1,53 @@
+/*
+ * follow.h — following processes and the objects they map after attach.
+ *
+ * Two jobs, both driven by control records from the BPF side (pc_bpf.h):
+ *   - --follow: descendants (fork, vfork, clone) join the tgid filter in
+ *     BPF, and sites are attached system-wide (pid -1) so that a child's
+ *     new mm has them too;
+ *   - PATH '*' with -p or --follow: objects mapped later (exec, dlopen) are
+ *     searched for the '*' probes and attached while the process is
+ *     stopped at a barrier, before it runs past them.
+ * All functions are safe on NULL (nothing to follow).
+ */
+#ifndef PC_FOLLOW_H
+#define PC_FOLLOW_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include "session.h"
+#include "site.h"
+
+struct follow;
+
+struct follow_opts {
+	int      fo_descendants;  /* --follow */
+	pid_t    fo_attach_pid;   /* perf event pid for late sites: -1, or -p's */
+	uint32_t fo_str_mask;     /* --str, applied to late sites */
+	int      fo_nargs;        /* trace --args, for probe_req.pr_nargs */
+	char   **fo_probes;       /* every PROBE; the '*' ones are kept */
+	int      fo_nprobes;
+};
+
+/* *out is NULL when there is nothing to follow (no --follow, no '*'). */
+int  follow_open(const struct follow_opts *o, struct site_set *ss,
+		 struct follow **out);
+/* The session_prog bits the session must load for us. */
+unsigned follow_progs(const struct follow *f);
+/* session_ctl_fn: a process stopped at a barrier; ctx is the follow. */
+void follow_ctl(void *ctx, const struct pc_event *ev);
+/*
+ * After the initial attach: attach the tracepoints, add @root's existing
+ * descendants (--follow), hook dynamic linkers and attach '*' probes in
+ * objects mapped since the probes were resolved.  0 or -errno.
+ */
+int  follow_start(struct follow *f, struct pc_session *s, pid_t root);
+/*
+ * Before the last drain of the ring: no new barriers after this; records
+ * still queued only resume their process (SIGCONT).  Warns about children
+ * not followed and barriers not taken.
+ */
+void follow_stop(struct follow *f);
+void follow_close(struct follow *f);
+
+#endif

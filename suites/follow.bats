@@ -1,0 +1,342 @@
+#!/usr/bin/env bats
+# follow.bats — which processes a trace covers: -p (that process only;
+# forked and vforked children run into its breakpoints unharmed and give
+# no events), --follow (descendants: fork, vfork, threads, exec of the same
+# binary, of another one by explicit PATH and by '*'; children that
+# existed before the tracer; exits leave the set), -c ending while a
+# descendant runs on, and -a (every process mapping the object, also ones
+# started later, until SIGINT/SIGTERM).
+#
+# --follow and -a attach system-wide: the kernel installs the breakpoints
+# and raises the semaphores in every process that maps the object.  So
+# those tests trace a private copy of the fixture (another inode): other
+# processes running the shared build are not touched, and every event
+# comes from this test.
+#
+# Oracle: the fixture's own log, exact (oraclecmp), restricted to the
+# processes that must be traced when others fire too.
+# bats file_tags=follow
+
+load helpers/common
+
+PC_REQUIRES=(root uprobe_pmu bpf btf)
+
+FXV=${PC_FOLLOW_VARIANT:-gcc_O2_pie}
+FXV2=${PC_FOLLOW_VARIANT2:-clang_O3_nopie}
+
+# private NAME [FILE]: copy FILE (default the fixture variant FXV) to a
+# file of this test, named fx_NAME so a left-over process is still seen
+# as a fixture; print its path.
+private() {
+	local src=${2:-} dst=$BATS_TEST_TMPDIR/fx_$1
+	[[ -n $src ]] || src=$(fx_bin "$FXV") || return 1
+	cp "$src" "$dst" || { fail "private: cannot copy '$src'"; return 1; }
+	echo "$dst"
+}
+
+# only_pids ORACLE PID...: the oracle lines of these processes.
+only_pids() {
+	local o=$1 re
+	shift
+	re=$(IFS='|'; echo "$*")
+	grep -E "\"pid\":($re)," "$o" || true
+}
+
+# pids_of FILE: the distinct pids of the probe lines, sorted.
+pids_of() {
+	grep -o '"pid":[0-9]*' "$1" | sort -u | cut -d: -f2 | xargs
+}
+
+# steps_of ORACLE STEP FIELD: FIELD of every STEP line (small integers).
+steps_of() {
+	jq -r --arg s "$2" "select(.step == \$s) | .$3" "$1" | xargs
+}
+
+# sema_seen ORACLE PROBE PID: the semaphore values PID logged, in order.
+sema_seen() {
+	grep -F "\"sema\":\"$2\",\"pid\":$3," "$1" | grep -o '"value":[0-9]*' |
+		cut -d: -f2 | xargs
+}
+
+# start_fx VAR BIN ORACLE STEPS...: spawn BIN with ready:/wait: first; VAR
+# gets its pid; GO is the fifo that releases it.
+start_fx() {
+	local -n _sfx=$1
+	local bin=$2 o=$3 ready=$BATS_TEST_TMPDIR/ready.$RANDOM
+	shift 3
+	GO=$(pc_fifo "go.$RANDOM")
+	pc_spawn _sfx "$bin" --oracle "$o" "ready:$ready" "wait:$GO" "$@"
+	pc_wait_file "$ready"
+}
+
+# assert_exit PID CODE: wait for a spawned process (in this shell, not in
+# `run`'s subshell, which cannot wait for it); its exit status is CODE.
+assert_exit() {
+	local st=0
+	# Called once the tracer saw it exit: the poll only bounds a process
+	# left stopped, on which `wait` would hang.
+	pc_wait_until "$PC_TIMEOUT" exited "$1" ||
+		{ fail "pid $1 still running after ${PC_TIMEOUT}s: $(head -c 200 "/proc/$1/stat")"; return 1; }
+	wait "$1" || st=$?
+	((st == $2)) || { fail "pid $1 exited with status $st, expected $2"; return 1; }
+}
+
+# exited PID: PID is a zombie or gone.
+exited() {
+	local stat
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
+	stat=${stat##*) }
+	[[ ${stat%% *} == Z ]]
+}
+
+@test "-p: a forked child runs into the inherited breakpoints unharmed and gives no events; the parent's are exact" {
+	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json child
+	fx=$(fx_bin "$FXV")
+	start_fx pid "$fx" "$o" fire:fx:a1:1 \
+		fork [ fire:fx:a1:2 sema:fx:sem_a fire:fx:sem_a:2 sema:fx:sem_a ] \
+		fire:fx:sem_a:1 fire:fx:a1:1
+	pc_trace_bg "$t" --json -p "$pid" "usdt:$fx:fx:a1" "usdt:$fx:fx:sem_a"
+	pc_fifo_write "$GO" go
+	pc_trace_wait
+	assert_exit "$pid" 0
+	assert_equal "$PC_TRACE_STATUS" 0
+	child=$(steps_of "$o" reap child)
+	assert_equal "$(steps_of "$o" reap exit)" 0
+	# The child fired (3 hits in the oracle), none of it was traced.
+	assert_equal "$(only_pids "$o" "$child" | grep -c '"probe"')" 3
+	only_pids "$o" "$pid" >"$o.parent"
+	assert_oracle "$o.parent" "$t"
+	assert_summary 3 "$t.err"
+	# The child's memory is a copy: its semaphore reads 1 until its first
+	# hit, on which the kernel removes the breakpoint from the child's mm
+	# and drops the count (measured on 6.18): 1, 1 (fires), then 0, 0.
+	assert_equal "$(sema_seen "$o" fx:sem_a "$child")" "1 1 0 0"
+}
+
+@test "-p: a vfork child's hits land on the parent's breakpoints in the parent's mm and give no events" {
+	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json child
+	fx=$(fx_bin vfork)
+	start_fx pid "$fx" "$o" fire:2 vfork:3 fire:1
+	pc_trace_bg "$t" --json -p "$pid" "usdt:$fx:fxv:hit"
+	pc_fifo_write "$GO" go
+	pc_trace_wait
+	assert_exit "$pid" 0
+	assert_equal "$PC_TRACE_STATUS" 0
+	child=$(steps_of "$o" vfork child)
+	assert_equal "$(steps_of "$o" vfork exit)" 0
+	assert_equal "$(only_pids "$o" "$child" | grep -c '"probe"')" 3
+	only_pids "$o" "$pid" >"$o.parent"
+	assert_oracle "$o.parent" "$t"
+	assert_summary 3 "$t.err"
+}
+
+@test "--follow -c: children and grandchildren of fork, exact, each under its own pid" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private follow)
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ fire:fx:a1:2 fork [ fire:fx:a2:3 ] fire:fx:a2:1 ] fire:fx:a2:1" \
+		"usdt:$fx:fx:a1" "usdt:$fx:fx:a2"
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 8
+	assert_equal "$(pids_of "$t" | wc -w)" 3
+}
+
+@test "--follow -p: a vfork child is followed: its hits in the parent's mm are events under its own pid" {
+	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private vfork "$(fx_bin vfork)")
+	start_fx pid "$fx" "$o" fire:1 vfork:3 fire:1 vfork:1
+	pc_trace_bg "$t" --json --follow -p "$pid" "usdt:$fx:fxv:hit"
+	pc_fifo_write "$GO" go
+	pc_trace_wait
+	assert_exit "$pid" 0
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$o" "$t"
+	assert_summary 6 "$t.err"
+	assert_equal "$(pids_of "$t" | wc -w)" 3
+}
+
+@test "--follow: 8 threads firing at once, every event exact" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private threads)
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o threads:8 [ barrier fire:fx:a3:50 ] fire:fx:a3:1" \
+		"usdt:$fx:fx:a3"
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 401
+	run -0 bash -c "grep -o '\"tid\":[0-9]*' '$t' | sort -u | wc -l"
+	assert_output 9
+}
+
+@test "--follow: exec of the same binary keeps tracing (uprobes are per inode)" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private same)
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec [ fire:fx:a1:2 ] ] exec [ fire:fx:a1:3 ]" \
+		"usdt:$fx:fx:a1"
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 6
+}
+
+@test "--follow: exec of another binary named by an explicit PATH is traced from its first instruction" {
+	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private one)
+	fx2=$(private two "$(fx_bin "$FXV2")")
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fx2 [ fire:fx:a2:2 ] ] exec:$fx2 [ fire:fx:a2:1 fire:fx:a1:1 ]" \
+		"usdt:$fx:fx:a1" "usdt:$fx2:fx:a2" "usdt:$fx2:fx:a1"
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 5
+}
+
+@test "--follow with PATH '*': each new image is searched and attached at exec, before it runs" {
+	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private one)
+	fx2=$(private two "$(fx_bin "$FXV2")")
+	# Under -c nothing matches yet: the first image is the shell.  Each
+	# exec'd image fires at once; a hit before the attach would be lost.
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fx2 [ fire:fx:a2:2 ] ] exec:$fx2 [ fire:fx:a1:1 fire:fx:a2:1 ]" \
+		'usdt:*:fx:a[12]'
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 5
+	# Three execs of followed processes: the shell, the fixture, its child.
+	[[ $stderr != *"barriers not taken"* ]] || fail "a barrier was lost: $stderr"
+}
+
+@test "--follow with PATH '*': exec into a static executable (no dynamic linker) is attached at the exec barrier: its first hit is traced" {
+	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private one)
+	fxs=$(private static "$(fx_bin static)")
+	# A dynamic image is also caught by the linker hook before main; a
+	# static one has only the exec barrier.
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fxs [ fire:2 vfork:1 ] ] exec:$fxs [ fire:1 ]" \
+		"usdt:$fx:fx:a1" 'usdt:*:fxv:hit'
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 5
+}
+
+@test "--follow -p with PATH '*': a process and its child, both started before the tracer, exec another binary" {
+	local fx fx2 pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	local cready=$BATS_TEST_TMPDIR/child.ready cgo child
+	fx=$(private one)
+	fx2=$(private two "$(fx_bin "$FXV2")")
+	cgo=$(pc_fifo cgo)
+	# The parent sits in waitpid, the child in wait: when the tracer starts.
+	pc_spawn pid "$fx" --oracle "$o" fire:fx:a1:1 \
+		fork [ "ready:$cready" "wait:$cgo" fire:fx:a1:2 exec:"$fx2" [ fire:fx:a2:2 ] ] \
+		exec:"$fx2" [ fire:fx:a2:1 ]
+	pc_wait_file "$cready"
+	child=$(cat "$cready")
+	pc_trace_bg "$t" --json --follow -p "$pid" 'usdt:*:fx:a[12]'
+	pc_fifo_write "$cgo" go
+	pc_trace_wait
+	assert_exit "$pid" 0
+	assert_equal "$PC_TRACE_STATUS" 0
+	# The parent's first hit came before the tracer; the child's all after.
+	only_pids "$o" "$child" >"$o.after"
+	only_pids "$o" "$pid" | sed 1d >>"$o.after"
+	assert_oracle "$o.after" "$t"
+	assert_summary 5 "$t.err"
+}
+
+@test "--follow: a process that exits leaves the set: 5000 short-lived children in turn, all followed (the set holds 4096)" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private many)
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o loop:5000 [ fork [ fire:fx:a0:1 ] ]" \
+		"usdt:$fx:fx:a0"
+	printf '%s\n' "$output" >"$t"
+	[[ $stderr != *"not followed"* ]] || fail "children were not followed: $stderr"
+	assert_oracle "$o" "$t"
+	assert_summary 5000
+}
+
+@test "--follow -c: tracing ends when the command exits; a descendant still running goes on untraced and unharmed" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	local started=$BATS_TEST_TMPDIR/started done=$BATS_TEST_TMPDIR/done go sh_go
+	fx=$(private orphan)
+	go=$(pc_fifo go)
+	sh_go=$(pc_fifo sh_go)
+	# The shell starts the fixture in the background, and exits once we
+	# know the fixture's first hit happened (traced).
+	pc_trace_bg "$t" --json --follow -c "$fx --oracle $o fire:fx:a1:1 ready:$started wait:$go fire:fx:a1:2 ready:$done & read x <$sh_go" \
+		"usdt:$fx:fx:a1"
+	pc_wait_file "$started"
+	pc_fifo_write "$sh_go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_summary 1 "$t.err"
+	assert_oracle "$o" "$t"
+	# Detached while it waited: its next hits run on restored code.
+	pc_fifo_write "$go" go
+	pc_wait_file "$done"
+	assert_equal "$(grep -c '"probe"' "$o")" 3
+	pc_wait_until "$PC_TIMEOUT" bash -c "! kill -0 $(cat "$done") 2>/dev/null"
+}
+
+@test "--follow: a process stopped at a barrier when the tracer is interrupted is continued" {
+	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib
+	fx=$(private stopped)
+	lib=$(private lib.so "$(fx_lib "$FXV")")
+	start_fx pid "$fx" "$o" "dlopen:$lib" libfire:fxlib:l0:1 fire:fx:a0:1
+	pc_trace_bg "$t" --json --follow -p "$pid" 'usdt:*:fx*:l0'
+	# The tracer cannot run: the fixture stops at the dlopen barrier and
+	# stays stopped until the tracer handles it.
+	kill -STOP "$PC_TRACE_PID"
+	pc_on_teardown kill -CONT "$PC_TRACE_PID"
+	pc_fifo_write "$GO" go
+	pc_wait_until "$PC_TIMEOUT" bash -c "[[ \$(awk '{ sub(/.*\\) /, \"\"); print \$1 }' /proc/$pid/stat) == T ]]" ||
+		fail "the fixture did not stop at the barrier"
+	kill -INT "$PC_TRACE_PID"
+	kill -CONT "$PC_TRACE_PID"
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_exit "$pid" 0
+	assert_equal "$(grep -c '"probe"' "$o")" 2
+}
+
+@test "-a: every process mapping the object, including ones started after the tracer, until SIGINT" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private all)
+	pc_trace_bg "$t" --json -a "usdt:$fx:fx:a2" "usdt:$fx:fx:sem_a"
+	# Started after the attach: the semaphore is already set at startup.
+	run -0 "$fx" --oracle "$o" sema:fx:sem_a fire:fx:a2:2 fork [ fire:fx:sem_a:2 ]
+	run -0 "$fx" --oracle "$o" fire:fx:a2:1
+	pc_trace_stop INT
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$o" "$t"
+	assert_summary 5 "$t.err"
+	assert_equal "$(pids_of "$t" | wc -w)" 3
+	run -0 grep -c '"sema":"fx:sem_a".*"value":1' "$o"
+	assert_output 3
+}
+
+@test "no -c, -p or -a means system-wide, as -a: a process started after the tracer is traced" {
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private all)
+	pc_trace_bg "$t" --json "usdt:$fx:fx:a2"
+	run -0 "$fx" --oracle "$o" fire:fx:a2:2
+	pc_trace_stop INT
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$o" "$t"
+	assert_summary 2 "$t.err"
+}
+
+@test "-a ends on SIGTERM; -a takes no '*', no --follow, no -c/-p" {
+	local fx t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private all)
+	pc_trace_bg "$t" -a "usdt:$fx:fx:a2"
+	pc_trace_stop TERM
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_summary 0 "$t.err"
+	run -2 pc trace -a 'usdt:*:fx:a2'
+	assert_output --partial "PATH '*' needs -p PID"
+	run -2 pc trace -a --follow "usdt:$fx:fx:a2"
+	assert_output --partial -- "--follow needs -c CMD or -p PID"
+	run -2 pc trace -a -c true "usdt:$fx:fx:a2"
+	assert_output --partial "give at most one of"
+	run -2 pc trace --follow "usdt:$fx:fx:a2"
+	assert_output --partial -- "--follow needs -c CMD or -p PID"
+	run -2 pc trace -c true 'usdt:*:fx:a2'
+	assert_output --partial "PATH '*' needs -p PID"
+}

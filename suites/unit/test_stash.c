@@ -1,0 +1,177 @@
+/*
+ * test_stash.c — tracefs entry names (providers/attach_tracefs.c) and the
+ * stash records (providers/stash.c), in a scratch directory.
+ *
+ * Expected names are written out by hand from the scheme in
+ * attach_tracefs.c; records are read back byte for byte.  Cleanup is run
+ * on records of dead tracers whose entries do not exist: removing them
+ * answers ENOENT (or uprobe_events is absent), which counts as done.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "unit.h"
+#include "attach_tracefs.h"
+#include "log.h"
+#include "stash.h"
+
+static char dir[256];
+
+static void test_names(void)
+{
+	struct tracer_id id = { 4194304, ULLONG_MAX };
+	char g[TFS_NAME_MAX], e[TFS_NAME_MAX];
+
+	tfs_group_name(&id, g, sizeof(g));
+	UNIT_EQ_STR(g, "probecheck_4194304_18446744073709551615", "longest group");
+	UNIT_TRUE(strlen(g) < TFS_NAME_MAX, "group fits MAX_EVENT_NAME_LEN");
+	tfs_event_name(0xfe00, 0x51016a, 0x5519, 0, 0, e, sizeof(e));
+	UNIT_EQ_STR(e, "p_fe00_51016a_5519", "entry event");
+	tfs_event_name(0xfe00, 0x51016a, 0x5519, 1, 2, e, sizeof(e));
+	UNIT_EQ_STR(e, "r_fe00_51016a_5519_2", "return event, third at its place");
+	tfs_event_name(UINT64_MAX, UINT64_MAX, UINT64_MAX, 1, 65535, e, sizeof(e));
+	UNIT_EQ_INT(strlen(e), 58, "longest event: 58 characters");
+}
+
+static void test_item_check(void)
+{
+	static const struct {
+		const char *name;
+		int ok;
+	} cases[] = {
+		{ "probecheck_42_7/p_fe00_51016a_5519", 1 },
+		{ "probecheck_42_7/r_0_0_0", 1 },
+		{ "probecheck_42_7/p_1_2_3_1", 1 },
+		{ "probecheck_42_7/p_1_2_3_65535", 1 },
+		{ "probecheck_42_8/p_1_2_3", 0 },       /* another tracer */
+		{ "probecheck_4_27/p_1_2_3", 0 },
+		{ "probecheck_42_7p_1_2_3", 0 },
+		{ "fgn_42_7/p_1_2_3", 0 },
+		{ "probecheck_42_7/P_1_2_3", 0 },
+		{ "probecheck_42_7/x_1_2_3", 0 },
+		{ "probecheck_42_7/p_01_2_3", 0 },      /* not canonical */
+		{ "probecheck_42_7/p_A_2_3", 0 },
+		{ "probecheck_42_7/p_+1_2_3", 0 },
+		{ "probecheck_42_7/p_1_2", 0 },
+		{ "probecheck_42_7/p_1_2_3_0", 0 },
+		{ "probecheck_42_7/p_1_2_3_01", 0 },
+		{ "probecheck_42_7/p_1_2_3_", 0 },
+		{ "probecheck_42_7/p_1_2_3/../x", 0 },
+		{ "probecheck_42_7/../../p_1_2_3", 0 },
+		{ "probecheck_42_7/p_1_2_3 x", 0 },
+		{ "probecheck_42_7/", 0 },
+		{ "", 0 },
+	};
+	struct tracer_id id = { 42, 7 };
+	char what[160];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(what, sizeof(what), "'%s' %s", cases[i].name,
+			 cases[i].ok ? "accepted" : "refused");
+		UNIT_EQ_INT(tfs_item_check(&id, cases[i].name),
+			    cases[i].ok ? 0 : -EINVAL, what);
+	}
+}
+
+static void test_liveness(void)
+{
+	struct tracer_id self, other;
+	unsigned long long st;
+
+	UNIT_EQ_INT(stash_self(&self), 0, "own start time");
+	UNIT_EQ_INT(self.ti_pid, getpid(), "own pid");
+	UNIT_EQ_INT(stash_tracer_alive(&self), 1, "we are alive");
+	other = self;
+	other.ti_start++;
+	UNIT_EQ_INT(stash_tracer_alive(&other), 0, "same pid, other start: dead");
+	other.ti_pid = 4194304 + 1;     /* above PID_MAX_LIMIT */
+	UNIT_EQ_INT(stash_start_time(other.ti_pid, &st), -ESRCH, "no such pid");
+	UNIT_EQ_INT(stash_tracer_alive(&other), 0, "no such pid: dead");
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n < 0 ? 0 : n] = 0;
+	return buf;
+}
+
+static void test_records(void)
+{
+	struct tracer_id id = { 42, 7 };
+	char *items[] = { "tracefs probecheck_42_7/p_1_2_3",
+			  "tracefs probecheck_42_7/r_1_2_3_1" };
+	char *bad[] = { "tracefs probecheck_1_1/p_1_2_3" };
+	char stash[300], path[400];
+	struct stash_report r;
+	struct stat sb;
+
+	snprintf(stash, sizeof(stash), "%s/stash", dir);
+	setenv("PROBECHECK_STASH", stash, 1);
+	UNIT_EQ_STR(stash_dir(), stash, "PROBECHECK_STASH is the stash");
+	UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0,
+		    "deleting without a directory: nothing to do");
+	UNIT_EQ_INT(stat(stash, &sb), -1, "... and no directory made");
+	UNIT_EQ_INT(stash_record_write(&id, items, 2), 0, "record written");
+	UNIT_EQ_INT(stat(stash, &sb), 0, "directory made");
+	UNIT_EQ_INT(sb.st_mode & 07777, 0700, "directory 0700");
+	snprintf(path, sizeof(path), "%s/42-7", stash);
+	UNIT_EQ_STR(slurp(path), "probecheck-stash 1\ntracer 42 7\n"
+		    "tracefs probecheck_42_7/p_1_2_3\n"
+		    "tracefs probecheck_42_7/r_1_2_3_1\n", "record content");
+	pc_log_quiet = 1;
+	UNIT_EQ_INT(stash_record_write(&id, bad, 1), -EINVAL,
+		    "another tracer's entry is not recorded");
+	pc_log_quiet = 0;
+	UNIT_EQ_STR(slurp(path) ? "present" : "gone", "present",
+		    "a refused write keeps the record");
+
+	/* 42 with start time 7 is not running: its record goes. */
+	UNIT_EQ_INT(stash_cleanup(NULL, 1, &r), 0, "cleanup");
+	UNIT_EQ_INT(r.sr_removed, 1, "one record removed");
+	UNIT_EQ_INT(r.sr_refused + r.sr_failed + r.sr_live, 0, "nothing else");
+	UNIT_EQ_STR(slurp(path) ? "present" : "gone", "gone", "record gone");
+
+	UNIT_EQ_INT(stash_record_write(&id, items, 1), 0, "rewritten");
+	UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "deleted");
+	UNIT_EQ_STR(slurp(path) ? "present" : "gone", "gone", "deleted: gone");
+
+	chmod(stash, 0755);
+	pc_log_quiet = 1;
+	UNIT_EQ_INT(stash_record_write(&id, items, 1), -EPERM, "0755: refused");
+	UNIT_EQ_INT(stash_cleanup(NULL, 0, &r), -EPERM, "0755: cleanup refused");
+	rmdir(stash);
+	UNIT_EQ_INT(symlink(dir, stash), 0, "stash as a symlink");
+	UNIT_EQ_INT(stash_record_write(&id, items, 1), -ELOOP, "symlink: refused");
+	pc_log_quiet = 0;
+	unlink(stash);
+	unsetenv("PROBECHECK_STASH");
+	UNIT_EQ_STR(stash_dir(), STASH_DEFAULT_DIR, "default stash");
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/test_stash.XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_names();
+	test_item_check();
+	test_liveness();
+	test_records();
+	rmdir(dir);
+	return unit_done();
+}

@@ -1,0 +1,290 @@
+/*
+ * test_symbols.c — function symbols (symbols.c) and the pid provider's
+ * sites (prov_pid.c), on an ELF file written here by note_elfw.h.
+ *
+ * Layout (ET_EXEC): one r-x PT_LOAD, file offset 0x1000 at 0x401000, so a
+ * function's uprobe offset is its address - 0x400000.
+ *   .text  AX 0x401000 (off 0x1000) 0x800    .plt AX 0x401800    .data WA 0x401900
+ * .symtab: f_one (0x401000, 0x20), f_two LOCAL (0x401020, 0x10), alias_a
+ *   WEAK + alias_b (both 0x401040, 0x30), dup (0x4010a0, size 0), two
+ *   LOCAL static_x (0x4010c0, 0x4010d0), and what must be left out:
+ *   an ifunc, an object, an undefined function, a function in .plt, one
+ *   in .data, one at value 0, one SHN_ABS.
+ * .dynsym: f_one again (one entry), dup with size 8 (the larger wins),
+ *   only_dyn (0x4010e0, 0x10), and a compat f_one@OLD at 0x4010f0 whose
+ *   .gnu.version entry is hidden (left out).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "note_elfw.h"
+#include "elf.h"
+#include "log.h"
+#include "provider.h"
+#include "spec.h"
+#include "symbols.h"
+
+static char tmpdir[64], elfpath[PATH_MAX];
+
+enum { SEC_TEXT = 1, SEC_PLT = 2, SEC_DATA = 3 };
+
+static void sym(struct nw_buf *tab, struct nw_buf *str, const char *name,
+		int bind, int type, uint16_t shndx, uint64_t value,
+		uint64_t size)
+{
+	Elf64_Sym s = {
+		.st_name = name ? nw_str(str, name) : 0,
+		.st_info = ELF64_ST_INFO(bind, type),
+		.st_shndx = shndx,
+		.st_value = value,
+		.st_size = size,
+	};
+
+	nw_put(tab, &s, sizeof(s));
+}
+
+static void write_fixture(void)
+{
+	static struct nw_buf st, ss, dt, ds;
+	struct nw_elf e = { .nw_type = ET_EXEC, .nw_size = 0x3000, .nw_nph = 1 };
+	/* The last .dynsym f_one is a non-default version (f_one@OLD). */
+	static const uint16_t versym[] = { 0, 1, 2, 2, 0x8003 };
+	struct nw_sec *s;
+
+	sym(&st, &ss, NULL, 0, 0, SHN_UNDEF, 0, 0);
+	sym(&st, &ss, "f_one", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x401000, 0x20);
+	sym(&st, &ss, "f_two", STB_LOCAL, STT_FUNC, SEC_TEXT, 0x401020, 0x10);
+	sym(&st, &ss, "alias_b", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x401040, 0x30);
+	sym(&st, &ss, "alias_a", STB_WEAK, STT_FUNC, SEC_TEXT, 0x401040, 0x30);
+	sym(&st, &ss, "ifn", STB_GLOBAL, STT_GNU_IFUNC, SEC_TEXT, 0x401080, 8);
+	sym(&st, &ss, "obj", STB_GLOBAL, STT_OBJECT, SEC_DATA, 0x401900, 8);
+	sym(&st, &ss, "undef", STB_GLOBAL, STT_FUNC, SHN_UNDEF, 0, 0);
+	sym(&st, &ss, "in_plt", STB_LOCAL, STT_FUNC, SEC_PLT, 0x401810, 0x10);
+	sym(&st, &ss, "in_data", STB_LOCAL, STT_FUNC, SEC_DATA, 0x401910, 0x10);
+	sym(&st, &ss, "at_zero", STB_LOCAL, STT_FUNC, SEC_TEXT, 0, 0x10);
+	sym(&st, &ss, "absolute", STB_GLOBAL, STT_FUNC, SHN_ABS, 0x401090, 4);
+	sym(&st, &ss, "dup", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x4010a0, 0);
+	sym(&st, &ss, "static_x", STB_LOCAL, STT_FUNC, SEC_TEXT, 0x4010c0, 4);
+	sym(&st, &ss, "static_x", STB_LOCAL, STT_FUNC, SEC_TEXT, 0x4010d0, 4);
+	sym(&dt, &ds, NULL, 0, 0, SHN_UNDEF, 0, 0);
+	sym(&dt, &ds, "f_one", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x401000, 0x20);
+	sym(&dt, &ds, "dup", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x4010a0, 8);
+	sym(&dt, &ds, "only_dyn", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x4010e0, 0x10);
+	sym(&dt, &ds, "f_one", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x4010f0, 0x10);
+
+	e.nw_ph[0] = nw_load(PF_R | PF_X, 0x1000, 0x401000, 0x1000, 0x1000);
+	nw_add_sec(&e, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+		   0x401000, 0x1000, NULL, 0x800);
+	nw_add_sec(&e, ".plt", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+		   0x401800, 0x1800, NULL, 0x100);
+	nw_add_sec(&e, ".data", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE,
+		   0x401900, 0x1900, NULL, 0x100);
+	s = nw_add_sec(&e, ".symtab", SHT_SYMTAB, 0, 0, 0x2000, st.nb_b, st.nb_n);
+	s->ns_link = 5, s->ns_entsize = sizeof(Elf64_Sym), s->ns_info = 1;
+	nw_add_sec(&e, ".strtab", SHT_STRTAB, 0, 0, 0x2400, ss.nb_b, ss.nb_n);
+	s = nw_add_sec(&e, ".dynsym", SHT_DYNSYM, SHF_ALLOC, 0, 0x2800, dt.nb_b, dt.nb_n);
+	s->ns_link = 7, s->ns_entsize = sizeof(Elf64_Sym), s->ns_info = 1;
+	nw_add_sec(&e, ".dynstr", SHT_STRTAB, SHF_ALLOC, 0, 0x2c00, ds.nb_b, ds.nb_n);
+	s = nw_add_sec(&e, ".gnu.version", SHT_GNU_versym, SHF_ALLOC, 0, 0x2e00,
+		       versym, sizeof(versym));
+	s->ns_link = 6, s->ns_entsize = 2;
+	snprintf(elfpath, sizeof(elfpath), "%s/fn.elf", tmpdir);
+	if (nw_write(&e, elfpath)) {
+		printf("Bail out! cannot write %s: %s\n", elfpath, strerror(errno));
+		exit(2);
+	}
+}
+
+static void test_func_syms(void)
+{
+	static const struct { const char *n; uint64_t a, sz; } want[] = {
+		{ "f_one", 0x401000, 0x20 },    { "f_two", 0x401020, 0x10 },
+		{ "alias_a", 0x401040, 0x30 },  { "alias_b", 0x401040, 0x30 },
+		{ "dup", 0x4010a0, 8 },         { "static_x", 0x4010c0, 4 },
+		{ "static_x", 0x4010d0, 4 },    { "only_dyn", 0x4010e0, 0x10 },
+	};
+	struct elf_obj *eo = NULL;
+	struct func_syms fss;
+	char what[96];
+
+	UNIT_EQ_INT(elf_obj_open(elfpath, &eo), 0, "open the symbol fixture");
+	if (!eo)
+		return;
+	UNIT_EQ_INT(func_syms_read(eo, &fss), 0, "func_syms_read");
+	UNIT_EQ_INT(fss.fss_n, sizeof(want) / sizeof(want[0]),
+		    "functions kept: no ifunc, object, undef, .plt, .data, 0, ABS, "
+		    "hidden version; symtab+dynsym deduped");
+	for (size_t i = 0; i < fss.fss_n && i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(what, sizeof(what), "function %zu: name", i);
+		UNIT_EQ_STR(fss.fss_v[i].fs_name, want[i].n, what);
+		snprintf(what, sizeof(what), "function %zu (%s): address", i, want[i].n);
+		UNIT_EQ_INT(fss.fss_v[i].fs_addr, want[i].a, what);
+		snprintf(what, sizeof(what), "function %zu (%s): size", i, want[i].n);
+		UNIT_EQ_INT(fss.fss_v[i].fs_size, want[i].sz, what);
+	}
+	func_syms_free(&fss);
+	elf_obj_close(eo);
+}
+
+/* Resolve "pid:ELF:FUNC:WHERE" with @nargs; returns pv_resolve's result. */
+static int resolve(const char *func, const char *where, int nargs,
+		   struct site_set *ss)
+{
+	char text[PATH_MAX + 128];
+	struct probe_req req;
+	struct target tg = { 0 };
+	int n;
+
+	snprintf(text, sizeof(text), "pid:%s:%s:%s", elfpath, func, where);
+	if (probe_req_parse(text, &req))
+		return -1000;
+	req.pr_nargs = nargs;
+	n = provider_find("pid")->pv_resolve(&req, &tg, ss);
+	probe_req_free(&req);
+	return n;
+}
+
+static int reg(const char *name)
+{
+	int size, shift;
+
+	return spec_reg_lookup(name, &size, &shift);
+}
+
+static void check_entry_spec(const struct site *st)
+{
+	static const char *const regs[] = { "rdi", "rsi", "rdx", "rcx", "r8", "r9" };
+	const struct pc_spec *s = &st->st_spec;
+	char what[64];
+
+	UNIT_EQ_INT(s->ps_nargs, 8, "entry --args 8: 8 operands");
+	for (int i = 0; i < 8; i++) {
+		const struct pc_arg *a = &s->ps_args[i];
+
+		snprintf(what, sizeof(what), "entry arg %d: kind", i);
+		UNIT_EQ_INT(a->pa_kind, i < 6 ? PC_ARG_REG : PC_ARG_MEM, what);
+		snprintf(what, sizeof(what), "entry arg %d: 8 bytes unsigned", i);
+		UNIT_TRUE(a->pa_size == 8 && !a->pa_signed, what);
+		snprintf(what, sizeof(what), "entry arg %d: register", i);
+		UNIT_EQ_INT(a->pa_reg_off, reg(i < 6 ? regs[i] : "rsp"), what);
+		snprintf(what, sizeof(what), "entry arg %d: displacement", i);
+		UNIT_EQ_INT(a->pa_val, i < 6 ? 0 : 8 * (i - 5), what);
+	}
+	UNIT_EQ_STR(st->st_args, "8@%rdi 8@%rsi 8@%rdx 8@%rcx 8@%r8 8@%r9 "
+		    "8@8(%rsp) 8@16(%rsp)", "entry operands as text");
+	UNIT_EQ_INT(st->st_retprobe, 0, "entry: not a uretprobe");
+}
+
+static void test_resolve_entry_return(void)
+{
+	struct site_set ss = { 0 };
+
+	/* A glob over two aliases: one site, the alphabetically first name. */
+	UNIT_EQ_INT(resolve("alias_*", "entry", 8, &ss), 1, "alias_*: one site");
+	if (ss.ss_n == 1) {
+		UNIT_EQ_STR(ss.ss_v[0].st_provider, "alias_a", "alias site named alias_a");
+		UNIT_EQ_STR(ss.ss_v[0].st_name, "entry", "event name entry");
+		UNIT_EQ_INT(ss.ss_v[0].st_pc, 0x401040, "alias: pc");
+		UNIT_EQ_INT(ss.ss_v[0].st_off, 0x1040, "alias: uprobe offset");
+		check_entry_spec(&ss.ss_v[0]);
+	}
+	site_set_free(&ss);
+
+	UNIT_EQ_INT(resolve("f_one", "return", 6, &ss), 1, "f_one:return: one site");
+	if (ss.ss_n == 1) {
+		const struct pc_spec *s = &ss.ss_v[0].st_spec;
+
+		UNIT_EQ_INT(ss.ss_v[0].st_retprobe, 1, "return: uretprobe");
+		UNIT_EQ_INT(ss.ss_v[0].st_off, 0x1000, "return: at the entry address");
+		UNIT_EQ_INT(s->ps_flags & PC_SPEC_RETURN, PC_SPEC_RETURN, "return: flag");
+		UNIT_EQ_INT(s->ps_nargs, 1, "return: one operand, --args ignored");
+		UNIT_EQ_INT(s->ps_args[0].pa_reg_off, reg("rax"), "return: %rax");
+		UNIT_TRUE(s->ps_args[0].pa_size == 8 && !s->ps_args[0].pa_signed,
+			  "return: 8 bytes unsigned");
+	}
+	site_set_free(&ss);
+
+	UNIT_EQ_INT(resolve("static_x", "entry", 0, &ss), 2,
+		    "two static functions of one name: two sites");
+	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_spec.ps_nargs : 99, 0, "--args 0: no operands");
+	site_set_free(&ss);
+	UNIT_EQ_INT(resolve("*", "entry", 6, &ss), 7, "'*': 8 names, 7 addresses");
+	UNIT_EQ_INT(resolve("f_*", "entry", 6, &ss), 2, "f_*: f_one, f_two");
+	site_set_sort(&ss);
+	UNIT_EQ_INT(ss.ss_n, 7, "identical sites of two requests attached once");
+	site_set_free(&ss);
+	UNIT_EQ_INT(resolve("alias_b", "entry", 6, &ss), 1, "alias_b by name");
+	UNIT_EQ_INT(resolve("alias_a", "entry", 6, &ss), 1, "alias_a by name");
+	site_set_sort(&ss);
+	UNIT_EQ_INT(ss.ss_n, 2, "two aliases named: two sites, same address");
+	site_set_free(&ss);
+	UNIT_EQ_INT(resolve("nosuch", "entry", 6, &ss), 0, "unknown function: no match");
+	UNIT_EQ_INT(resolve("ifn", "entry", 6, &ss), 0, "ifunc resolver: no match");
+	UNIT_EQ_INT(resolve("in_plt", "entry", 6, &ss), 0, ".plt: no match");
+	site_set_free(&ss);
+}
+
+static void test_resolve_offsets(void)
+{
+	struct site_set ss = { 0 };
+
+	UNIT_EQ_INT(resolve("f_one", "0x1F", 8, &ss), 1, "f_one:0x1F: one site");
+	if (ss.ss_n == 1) {
+		UNIT_EQ_STR(ss.ss_v[0].st_name, "0x1f", "offset event name, lower case");
+		UNIT_EQ_INT(ss.ss_v[0].st_pc, 0x40101f, "offset: pc");
+		UNIT_EQ_INT(ss.ss_v[0].st_off, 0x101f, "offset: uprobe offset");
+		UNIT_EQ_INT(ss.ss_v[0].st_spec.ps_nargs, 0, "offset: no arguments");
+		UNIT_EQ_INT(ss.ss_v[0].st_retprobe, 0, "offset: not a uretprobe");
+	}
+	site_set_free(&ss);
+	UNIT_EQ_INT(resolve("dup", "0x7", 6, &ss), 1, "size from .dynsym (8): 0x7 fits");
+	site_set_free(&ss);
+	pc_log_quiet = 1;
+	UNIT_EQ_INT(resolve("f_one", "0x20", 6, &ss), -EINVAL, "offset == size: -EINVAL");
+	UNIT_EQ_INT(resolve("f_*", "0x18", 6, &ss), -EINVAL,
+		    "offset beyond one matched function (f_two, 0x10): -EINVAL");
+	UNIT_EQ_INT(resolve("f_one", "0xzz", 6, &ss), -EINVAL, "0xzz: -EINVAL");
+	UNIT_EQ_INT(resolve("f_one", "0x", 6, &ss), -EINVAL, "0x: -EINVAL");
+	UNIT_EQ_INT(resolve("f_one", "16", 6, &ss), -EINVAL, "decimal: -EINVAL");
+	UNIT_EQ_INT(resolve("f_one", "entry", 13, &ss), -EINVAL, "13 arguments: -EINVAL");
+	UNIT_EQ_INT(resolve("f_one", "entry", -1, &ss), -EINVAL, "-1 arguments: -EINVAL");
+	pc_log_quiet = 0;
+	site_set_free(&ss);
+}
+
+static void test_list(void)
+{
+	struct site_set ss = { 0 };
+
+	UNIT_EQ_INT(provider_find("pid")->pv_list(elfpath, "shown", &ss), 7,
+		    "list: one entry site per address");
+	if (ss.ss_n)
+		UNIT_TRUE(!strcmp(ss.ss_v[0].st_path, "shown") &&
+			  ss.ss_v[0].st_spec.ps_nargs == 6,
+			  "list: shown path, 6 arguments");
+	site_set_free(&ss);
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/pc-unit-symbols-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		printf("Bail out! mkdtemp: %s\n", strerror(errno));
+		return 2;
+	}
+	write_fixture();
+	test_func_syms();
+	test_resolve_entry_return();
+	test_resolve_offsets();
+	test_list();
+	unlink(elfpath);
+	rmdir(tmpdir);
+	return unit_done();
+}
