@@ -102,6 +102,7 @@ struct run_state {
 	int   rs_pidfd;         /* -p only; -1 when unavailable */
 	int   rs_status;        /* wait status once rs_reaped */
 	int   rs_reaped;
+	int   rs_released;      /* -c: the command was let run */
 };
 
 /* The traced process is gone (a zombie counts: it cannot fire). */
@@ -163,6 +164,9 @@ static int child_status(struct run_state *rs)
 	while (!rs->rs_reaped && waitpid(rs->rs_child, &st, 0) < 0)
 		if (errno != EINTR)
 			return EXIT_RUNTIME;
+	/* Never released: it never ran CMD, its 127 says nothing. */
+	if (!rs->rs_released)
+		return EXIT_RUNTIME;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return EXIT_OK;
 	if (WIFEXITED(st))
@@ -261,8 +265,11 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 		goto out;
 	if (o->to_ready && write_ready(o->to_ready))
 		goto out;
-	if (release >= 0 && write(release, "g", 1) != 1)
-		goto out;
+	if (release >= 0) {
+		if (write(release, "g", 1) != 1)
+			goto out;
+		rs.rs_released = 1;
+	}
 	pf[0] = (struct pollfd){ .fd = session_epoll_fd(s), .events = POLLIN };
 	pf[1] = (struct pollfd){ .fd = rs.rs_pidfd, .events = POLLIN };
 	pf[2] = (struct pollfd){ .fd = sigfd, .events = POLLIN };

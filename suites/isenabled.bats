@@ -35,6 +35,7 @@ computed() {
 	jq -r 'select(.step == "compute") | .iter' "$1" | xargs
 }
 
+# R I: the fixture's I-th ready file.
 R() {
 	echo "$BATS_TEST_TMPDIR/r$1"
 }

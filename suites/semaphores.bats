@@ -73,6 +73,7 @@ release() {
 	pc_wait_file "$BATS_TEST_TMPDIR/r$1"
 }
 
+# R I: the fixture's I-th ready file.
 R() {
 	echo "$BATS_TEST_TMPDIR/r$1"
 }
