@@ -55,7 +55,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all check check-unit check-suites coverage valgrind clean help fixtures
+.PHONY: all check check-unit check-suites coverage valgrind soak clean help fixtures
 
 # ---- sources: no hand-kept lists; every file present takes part -----------
 PROV_SRCS  := $(wildcard providers/*.c)
@@ -172,6 +172,12 @@ coverage:
 valgrind: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind
 
+# Fault injection: SOAK_N iterations per attach mode (make check runs a
+# sample of 10 per mode inside suites/faults.bats).
+SOAK_N ?= 200
+soak: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/soak -n $(SOAK_N)
+
 clean:
 	$(call msg,CLEAN,$(O))
 	$(Q)rm -rf $(O) $(O)-cov
@@ -184,6 +190,7 @@ help:
 	@echo '  check-suites bats suites only (SUITES="suites/x.bats" to select)'
 	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/'
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
+	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
 	@echo '  clean        remove $(O) and $(O)-cov'
 	@echo 'variables: O=dir V=1 COVERAGE=1 SANITIZE=address,undefined SUITES=...'
 

@@ -164,8 +164,9 @@ static int child_status(struct run_state *rs)
 	while (!rs->rs_reaped && waitpid(rs->rs_child, &st, 0) < 0)
 		if (errno != EINTR)
 			return EXIT_RUNTIME;
-	/* Never released: it never ran CMD, its 127 says nothing. */
-	if (!rs->rs_released)
+	/* Never released: it never ran CMD, so its own 127 says nothing;
+	 * a signal means someone killed it while we attached. */
+	if (!rs->rs_released && WIFEXITED(st))
 		return EXIT_RUNTIME;
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return EXIT_OK;
@@ -257,7 +258,8 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 		goto out;
 	err = session_attach(s, ss, o->to_all || o->to_follow ? -1 : rs.rs_target);
 	if (err) {
-		if (err == -ESRCH)
+		/* ESRCH, or ENOENT on /proc/PID/root/...: say what happened. */
+		if (rs.rs_target > 0 && (err == -ESRCH || target_gone(&rs)))
 			pc_err("trace: pid %d exited during attach", rs.rs_target);
 		goto out;
 	}
@@ -276,6 +278,10 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	while (!(err = pump(s, pf, &rs)))
 		fflush(stdout);
 	follow_stop(fw);        /* no new stops; the drain continues the last */
+	session_drain(s);       /* continue anyone stopped at a barrier */
+	/* Detach before the last drain: a -p or -a target still running
+	 * would otherwise hit between drain and count. */
+	session_detach(s);
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
 	summary(s);

@@ -151,6 +151,11 @@ static void detach_all(struct pc_session *s)
 	detach_from(s, 0);
 }
 
+void session_detach(struct pc_session *s)
+{
+	detach_all(s);
+}
+
 /* Room for the links of sites @first.. of @ss; tracefs: their entries
  * recorded in the stash before any is created. */
 static int links_grow(struct pc_session *s, const struct site_set *ss,

@@ -63,6 +63,11 @@ struct pc_bpf *session_bpf(struct pc_session *s);
 int  session_poll(struct pc_session *s, int timeout_ms);
 /* Consume everything already in the ring without waiting. */
 int  session_drain(struct pc_session *s);
+/*
+ * Detach every site but keep the ring and counters: after it no hit can
+ * happen, so a drain then delivers everything and the counts are final.
+ */
+void session_detach(struct pc_session *s);
 void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 		    uint64_t *delivered);
 /* One pc_counters entry (enum pc_counter), summed over CPUs. */

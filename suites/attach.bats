@@ -138,9 +138,8 @@ traced_stopped() {
 }
 
 # traced_resume: let the frozen tracer go on; ST_STATUS its exit status,
-# ST_ERR its stderr.
-# A tracer that goes on tracing instead of failing gets SIGINT after
-# PC_TIMEOUT: a failure, not a hang.
+# ST_ERR its stderr.  A tracer that goes on tracing instead of failing
+# gets SIGINT after PC_TIMEOUT: a failure, not a hang.
 traced_resume() {
 	local i
 	kill -CONT "$ST_TRACEE"
@@ -162,7 +161,7 @@ traced_resume() {
 
 @test "a site the kernel refuses part way: exit 1 naming site and reason; earlier sites undone in the live process" {
 	fxa
-	local R1=$BATS_TEST_TMPDIR/r1 R2=$BATS_TEST_TMPDIR/r2 F1 F2 pid oracle
+	local R1=$BATS_TEST_TMPDIR/r1 R2=$BATS_TEST_TMPDIR/r2 F1 F2 pid oracle p
 	F1=$(pc_fifo f1)
 	F2=$(pc_fifo f2)
 	oracle=$BATS_TEST_TMPDIR/oracle.json
@@ -194,7 +193,7 @@ traced_resume() {
 @test "the failed attach had really attached the earlier sites: semaphores 1 and int3 at the failure, all undone after" {
 	requires cmd:strace
 	fxa
-	local R1=$BATS_TEST_TMPDIR/r1 R2=$BATS_TEST_TMPDIR/r2 F1 F2 pid oracle
+	local R1=$BATS_TEST_TMPDIR/r1 R2=$BATS_TEST_TMPDIR/r2 F1 F2 pid oracle p
 	F1=$(pc_fifo f1)
 	F2=$(pc_fifo f2)
 	oracle=$BATS_TEST_TMPDIR/oracle.json
@@ -240,7 +239,7 @@ traced_resume() {
 
 @test "an object mapped later fails part way (--follow, '*'): only its sites are undone, the tracer goes on" {
 	fxa
-	local F1 F2 pid oracle err
+	local F1 F2 pid oracle err p
 	F1=$(pc_fifo f1)
 	F2=$(pc_fifo f2)
 	oracle=$BATS_TEST_TMPDIR/oracle.json
