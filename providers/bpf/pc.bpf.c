@@ -145,12 +145,16 @@ static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
 	e->pe_spec_id = id;
 	e->pe_nargs = s->ps_nargs;
 	e->pe_err_mask = 0;
-	for (int i = 0; i < PC_MAX_ARGS; i++) {
+	__builtin_memset(e->pe_args, 0, sizeof(e->pe_args));
+	/*
+	 * The loop's only back-edge must be its conditional jump: a
+	 * `continue` for i >= nargs let clang close the loop with a
+	 * fall-through edge, which 6.1's verifier rejects ("back-edge from
+	 * insn ..."); newer kernels accept both.
+	 */
+	for (int i = 0; i < PC_MAX_ARGS && i < s->ps_nargs; i++) {
 		int err = 0;
 
-		e->pe_args[i] = 0;
-		if (i >= s->ps_nargs)
-			continue;
 		e->pe_args[i] = fetch_arg(ctx, &s->ps_args[i], &err);
 		if (err)
 			e->pe_err_mask |= 1u << i;

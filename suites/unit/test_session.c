@@ -1,0 +1,315 @@
+/*
+ * test_session.c — session_attach's all-or-nothing promise, seen from the
+ * traced process while the session is still open.
+ *
+ * The CLI closes the session right after a failed attach, and
+ * session_close undoes the same links, so no suite can tell a rollback
+ * inside session_attach from none at all.  Here the session stays open
+ * and the test reads the target's memory: on fx_attachfail every attach
+ * fails at b_dup2 (see fixtures/fx_attachfail.c), so after the error
+ * a_good's and b_dup1's semaphores must read 0 again and their sites hold
+ * the file's bytes, with no perf event left in this process.
+ *
+ * A positive control first attaches a_good alone and sees semaphore 1 and
+ * an int3, so the readers below can tell a leaked attachment from none.
+ * Needs root and a kernel with uprobes; the fixture is found beside this
+ * binary, in ../fixtures/.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "unit.h"
+#include "log.h"
+#include "procmaps.h"
+#include "provider.h"
+#include "session.h"
+
+static char fx_path[PATH_MAX], tmpdir[] = "/tmp/pc-unit-session.XXXXXX";
+static char ready[PATH_MAX], fifo[PATH_MAX];
+
+/* Wait (inotify, no sleeping) until the fixture renamed its ready file
+ * into tmpdir; 0 or -1 if it died or 10 s passed. */
+static int wait_ready(pid_t child)
+{
+	int in = inotify_init1(IN_CLOEXEC), ok = -1;
+	char buf[4096];
+
+	if (in < 0 || inotify_add_watch(in, tmpdir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0)
+		goto out;
+	for (int i = 0; i < 100; i++) {
+		struct pollfd p = { in, POLLIN, 0 };
+
+		if (access(ready, F_OK) == 0) {
+			ok = 0;
+			break;
+		}
+		if (waitpid(child, NULL, WNOHANG) == child)
+			break;
+		if (poll(&p, 1, 100) > 0 && read(in, buf, sizeof(buf)) < 0)
+			break;
+	}
+out:
+	if (in >= 0)
+		close(in);
+	return ok;
+}
+
+static pid_t start_fixture(void)
+{
+	char r[PATH_MAX + 8], w[PATH_MAX + 8];
+	pid_t pid;
+
+	snprintf(r, sizeof(r), "ready:%s", ready);
+	snprintf(w, sizeof(w), "wait:%s", fifo);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		int null = open("/dev/null", O_WRONLY);
+		dup2(null, 1);
+		execl(fx_path, fx_path, r, w, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* The sites of fxatt:* in @pid, sorted as the CLI sorts them. */
+static int resolve(pid_t pid, struct site_set *ss)
+{
+	struct pm_objects maps = { 0 };
+	struct target tg = { .tg_pid = pid };
+	struct probe_req req;
+	char text[PATH_MAX + 32];
+	int n;
+
+	if (procmaps_read(pid, &maps))
+		return -1;
+	tg.tg_maps = &maps;
+	snprintf(text, sizeof(text), "usdt:%s:fxatt:*", fx_path);
+	n = probe_req_parse(text, &req);
+	if (!n)
+		n = provider_find("usdt")->pv_resolve(&req, &tg, ss);
+	probe_req_free(&req);
+	procmaps_free(&maps);
+	site_set_sort(ss);
+	return n;
+}
+
+static const struct site *find(const struct site_set *ss, const char *name)
+{
+	for (size_t i = 0; i < ss->ss_n; i++)
+		if (!strcmp(ss->ss_v[i].st_name, name))
+			return &ss->ss_v[i];
+	return NULL;
+}
+
+/* The 16-bit semaphore of @st in @pid, or -1. */
+static int sema(pid_t pid, const struct site *st)
+{
+	char p[64];
+	unsigned short v;
+	int fd;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/mem", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &v, sizeof(v), (off_t)(st->st_sema_vaddr + st->st_bias));
+	close(fd);
+	return n == sizeof(v) ? v : -1;
+}
+
+/* 1 if the byte at @st's site in @pid equals the file's, 0 if not, -1. */
+static int site_clean(pid_t pid, const struct site *st)
+{
+	char p[64];
+	unsigned char mem, file;
+	int fd, ffd;
+	ssize_t a, b;
+
+	snprintf(p, sizeof(p), "/proc/%d/mem", pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	ffd = open(fx_path, O_RDONLY | O_CLOEXEC);
+	a = fd < 0 ? -1 : pread(fd, &mem, 1, (off_t)(st->st_pc + st->st_bias));
+	b = ffd < 0 ? -1 : pread(ffd, &file, 1, (off_t)st->st_off);
+	if (fd >= 0)
+		close(fd);
+	if (ffd >= 0)
+		close(ffd);
+	return a == 1 && b == 1 ? mem == file : -1;
+}
+
+/* perf events this process holds open. */
+static int own_perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char p[300], l[64];
+	int n = 0;
+	ssize_t k;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		k = readlink(p, l, sizeof(l) - 1);
+		if (k > 0 && (l[k] = 0, !strcmp(l, "anon_inode:[perf_event]")))
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* a_good alone: the readers must see what an attachment does. */
+static void test_control(pid_t pid, struct site_set *ss, const struct site *a)
+{
+	struct session_opts so = { 0 };
+	struct pc_session *s = NULL;
+	size_t n = ss->ss_n;
+
+	UNIT_EQ_INT(session_open(&so, &s), 0, "control: session_open");
+	if (!s)
+		return;
+	ss->ss_n = 1;   /* a_good sorts first */
+	UNIT_EQ_INT(session_attach(s, ss, pid), 0, "control: a_good attaches");
+	ss->ss_n = n;
+	UNIT_EQ_INT(sema(pid, a), 1, "control: a_good's semaphore reads 1");
+	UNIT_EQ_INT(site_clean(pid, a), 0, "control: a_good's site holds an int3");
+	session_close(s);
+	UNIT_EQ_INT(sema(pid, a), 0, "control: 0 after session_close");
+	UNIT_EQ_INT(site_clean(pid, a), 1, "control: file byte after session_close");
+}
+
+static void expect_clean(pid_t pid, const struct site *a, const struct site *b,
+			 const char *when)
+{
+	char w[160];
+
+	snprintf(w, sizeof(w), "%s: a_good's semaphore is 0", when);
+	UNIT_EQ_INT(sema(pid, a), 0, w);
+	snprintf(w, sizeof(w), "%s: b_dup1's semaphore is 0", when);
+	UNIT_EQ_INT(sema(pid, b), 0, w);
+	snprintf(w, sizeof(w), "%s: a_good's site holds the file's byte", when);
+	UNIT_EQ_INT(site_clean(pid, a), 1, w);
+	snprintf(w, sizeof(w), "%s: the b_dup site holds the file's byte", when);
+	UNIT_EQ_INT(site_clean(pid, b), 1, w);
+}
+
+/* The whole set: fails at b_dup2, and must undo a_good and b_dup1 itself. */
+static void test_rollback(pid_t pid, struct site_set *ss, const struct site *a,
+			  const struct site *b)
+{
+	struct session_opts so = { 0 };
+	struct pc_session *s = NULL;
+	int err;
+
+	UNIT_EQ_INT(session_open(&so, &s), 0, "rollback: session_open");
+	if (!s)
+		return;
+	err = session_attach(s, ss, pid);
+	UNIT_EQ_INT(err, -EINVAL, "rollback: session_attach fails with EINVAL at b_dup2");
+	expect_clean(pid, a, b, "rollback, session still open");
+	UNIT_EQ_INT(own_perf_fds(), 0, "rollback: no perf event left open");
+	session_close(s);
+	expect_clean(pid, a, b, "rollback, after session_close");
+}
+
+/* session_attach_from: the failing batch is undone, the earlier one stays. */
+static void test_batch(pid_t pid, struct site_set *ss, const struct site *a,
+		       const struct site *b)
+{
+	struct session_opts so = { 0 };
+	struct pc_session *s = NULL;
+	size_t n = ss->ss_n;
+
+	UNIT_EQ_INT(session_open(&so, &s), 0, "batch: session_open");
+	if (!s)
+		return;
+	ss->ss_n = 1;
+	UNIT_EQ_INT(session_attach(s, ss, pid), 0, "batch: a_good attaches");
+	ss->ss_n = n;
+	UNIT_EQ_INT(session_attach_from(s, ss, 1, pid), -EINVAL,
+		    "batch: the rest fails with EINVAL at b_dup2");
+	UNIT_EQ_INT(sema(pid, a), 1, "batch: a_good (earlier batch) still 1");
+	UNIT_EQ_INT(site_clean(pid, a), 0, "batch: a_good's int3 stays");
+	UNIT_EQ_INT(sema(pid, b), 0, "batch: b_dup1 undone, semaphore 0");
+	UNIT_EQ_INT(site_clean(pid, b), 1, "batch: b_dup site holds the file's byte");
+	UNIT_EQ_INT(own_perf_fds(), 1, "batch: one perf event open (a_good's)");
+	session_close(s);
+	expect_clean(pid, a, b, "batch, after session_close");
+	UNIT_EQ_INT(own_perf_fds(), 0, "batch: no perf event after session_close");
+}
+
+static int setup_paths(void)
+{
+	char self[PATH_MAX];
+	ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (k <= 0)
+		return -1;
+	self[k] = 0;
+	snprintf(fx_path, sizeof(fx_path), "%s/../fixtures/fx_attachfail",
+		 dirname(self));
+	if (!realpath(fx_path, self))
+		return -1;
+	strcpy(fx_path, self);
+	if (!mkdtemp(tmpdir))
+		return -1;
+	snprintf(ready, sizeof(ready), "%s/ready", tmpdir);
+	snprintf(fifo, sizeof(fifo), "%s/go", tmpdir);
+	return mkfifo(fifo, 0600);
+}
+
+int main(void)
+{
+	struct site_set ss = { 0 };
+	const struct site *a, *b;
+	pid_t pid;
+	int fd;
+
+	if (setup_paths()) {
+		printf("not ok 1 - setup: fixture '%s' or temporary files: %s\n",
+		       fx_path, strerror(errno));
+		return 1;
+	}
+	pid = start_fixture();
+	UNIT_TRUE(pid > 0 && wait_ready(pid) == 0, "fx_attachfail is ready");
+	UNIT_EQ_INT(resolve(pid, &ss), 4, "fxatt:* resolves to 4 sites");
+	a = find(&ss, "a_good");
+	b = find(&ss, "b_dup1");
+	UNIT_TRUE(a && b && ss.ss_n == 4 && a == &ss.ss_v[0],
+		  "a_good sorts first, b_dup1 is there");
+	if (a && b && ss.ss_n == 4 && a == &ss.ss_v[0]) {
+		test_control(pid, &ss, a);
+		test_rollback(pid, &ss, a, b);
+		test_batch(pid, &ss, a, b);
+	}
+	/* Release the fixture: it exits after its wait step. */
+	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "\n", 1);
+		close(fd);
+	} else if (pid > 0) {
+		kill(pid, SIGKILL);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	site_set_free(&ss);
+	unlink(ready);
+	unlink(fifo);
+	rmdir(tmpdir);
+	return unit_done();
+}
