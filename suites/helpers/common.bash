@@ -24,6 +24,10 @@
 # Tests run under `set -e`; teardown does not (bats calls it in a || list),
 # so everything on the teardown path checks its own status.
 
+# bats sources this file again for every test, under its DEBUG trap (see
+# _pc_untrapped below): without the trap while we load.
+_pc_load_trap=$(trap -p DEBUG)
+trap - DEBUG
 _pc_helpers=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$_pc_helpers/caps.bash"
 . "$_pc_helpers/invariants.bash"
@@ -712,7 +716,7 @@ _pc_settled_violations() {
 	printf '%s\n' "$v"
 }
 
-pc_setup() {
+_pc_setup_body() {
 	PC_T=$BATS_TEST_TMPDIR/pc-state
 	mkdir -p "$PC_T"
 	PC_LOG=$BATS_TEST_TMPDIR/pc.log
@@ -737,7 +741,7 @@ pc_setup() {
 	PC_SETUP_DONE=1
 }
 
-pc_teardown() {
+_pc_teardown_body() {
 	local v line st=0
 	[[ -n ${PC_SETUP_DONE:-} ]] || return 0
 	# Watches first, while the fixtures are still alive.
@@ -765,6 +769,29 @@ pc_teardown() {
 	return $st
 }
 
+# bats runs a DEBUG trap (its stack-trace bookkeeping) before every
+# command of a test, also inside functions: about ten commands per command
+# of ours.  Setup and teardown are hundreds of builtin commands each (the
+# /proc walks), which made them 6 of the 12 s a simple test takes in a TCG
+# guest.  They run without the trap; a failure in them is reported by
+# their own messages, not by a bats stack trace.
+_pc_untrapped() {
+	local t st=0
+	t=$(trap -p DEBUG)
+	trap - DEBUG
+	"$@" || st=$?
+	[[ -n $t ]] && eval "$t"
+	return $st
+}
+
+pc_setup() {
+	_pc_untrapped _pc_setup_body
+}
+
+pc_teardown() {
+	_pc_untrapped _pc_teardown_body
+}
+
 setup() {
 	pc_setup
 }
@@ -772,3 +799,6 @@ setup() {
 teardown() {
 	pc_teardown
 }
+
+[[ -n $_pc_load_trap ]] && eval "$_pc_load_trap"
+unset _pc_load_trap
