@@ -55,7 +55,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all check check-unit check-suites coverage valgrind soak clean help fixtures
+.PHONY: all check check-unit check-suites coverage valgrind soak matrix clean help fixtures
 
 # ---- sources: no hand-kept lists; every file present takes part -----------
 PROV_SRCS  := $(wildcard providers/*.c)
@@ -151,7 +151,8 @@ check: all
 		$(MAKE) --no-print-directory coverage && \
 		cp $(O)-cov/coverage.txt $(RESULTS_DIR)/coverage.txt; \
 	fi; \
-	./harness/write-results $(RESULTS_DIR) $$(( $$(date +%s) - start )) > RESULTS.md.tmp && \
+	echo $$(( $$(date +%s) - start )) > $(RESULTS_DIR)/wall_s; \
+	./harness/write-results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s) $(O)/matrix > RESULTS.md.tmp && \
 	mv RESULTS.md.tmp RESULTS.md; \
 	echo "probecheck: RESULTS.md updated"; \
 	test $$u -eq 0 -a $$s -eq 0 -a $$v -eq 0
@@ -172,11 +173,32 @@ coverage:
 valgrind: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind
 
+# The suites on every kernel of ci/kernels (KERNELS="name spec ..." selects
+# or adds; MATRIX_SUITES="a,b" restricts the suites), then RESULTS.md: the
+# host's last `make check` results when there are any, else the matrix's
+# own host run, followed by the matrix.
+MATRIX_DIR := $(O)/matrix
+matrix: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/matrix -o $(MATRIX_DIR); st=$$?; \
+	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
+	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
+	if [ -f $$r/suites.tsv ] || [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
+		./harness/write-results $$r $${w:-0} $(MATRIX_DIR) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
+		echo "probecheck: RESULTS.md updated"; \
+	fi; \
+	exit $$st
+
 # Fault injection: SOAK_N iterations per attach mode (make check runs a
 # sample of 10 per mode inside suites/faults.bats).
 SOAK_N ?= 200
 soak: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/soak -n $(SOAK_N)
+
+# bisect-kernels and bisect-git must find planted regressions (synthetic
+# kernels and a scratch repository: no VM, no uprobe, no build of ours).
+.PHONY: bisect-selftest
+bisect-selftest:
+	$(Q)./harness/bisect-selftest
 
 clean:
 	$(call msg,CLEAN,$(O))
@@ -190,7 +212,9 @@ help:
 	@echo '  check-suites bats suites only (SUITES="suites/x.bats" to select)'
 	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/'
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
+	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
+	@echo '  bisect-selftest  bisect-kernels and bisect-git find planted regressions'
 	@echo '  clean        remove $(O) and $(O)-cov'
 	@echo 'variables: O=dir V=1 COVERAGE=1 SANITIZE=address,undefined SUITES=...'
 
