@@ -12,6 +12,7 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 int cmd_list(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 void usage(FILE *f);
 
 /* "123" -> pid; -EINVAL (message) for anything else, -ESRCH if absent. */

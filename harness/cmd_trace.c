@@ -50,18 +50,16 @@ static int parse_nargs(const char *s, int *n)
 	return 0;
 }
 
-/* --attach perf|tracefs: how sites become perf events (session.h). */
+/* --attach perf|tracefs|multi|auto: how sites become uprobes (session.h). */
 static int parse_attach(const char *s, int *mode)
 {
-	if (!strcmp(s, "perf"))
-		*mode = SESSION_ATTACH_PERF;
-	else if (!strcmp(s, "tracefs"))
-		*mode = SESSION_ATTACH_TRACEFS;
-	else {
-		pc_err("--attach '%s': expected perf or tracefs", s);
-		return -EINVAL;
-	}
-	return 0;
+	for (int m = SESSION_ATTACH_PERF; m <= SESSION_ATTACH_AUTO; m++)
+		if (!strcmp(s, session_attach_name(m))) {
+			*mode = m;
+			return 0;
+		}
+	pc_err("--attach '%s': expected perf, tracefs, multi or auto", s);
+	return -EINVAL;
 }
 
 static int parse_opts(int argc, char **argv, struct trace_opts *o)
@@ -83,6 +81,7 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	optind = 1;
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
 	o->to_nargs = 6;
+	o->to_attach = SESSION_ATTACH_AUTO;
 	while ((c = getopt_long(argc, argv, "+:jc:p:afvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->to_json = 1; break;

@@ -16,9 +16,10 @@ void usage(FILE *f)
 	fputs("usage: probecheck list [--json] FILE\n"
 	      "       probecheck list [--json] -p PID\n"
 	      "       probecheck trace [--json] [--str N[,N...]] [--args N] [--ready FILE] [-v]\n"
-	      "                        [--attach perf|tracefs] [--follow]\n"
+	      "                        [--attach perf|tracefs|multi|auto] [--follow]\n"
 	      "                        [-c 'CMD' | -p PID | -a] PROBE...\n"
 	      "       probecheck cleanup\n"
+	      "       probecheck features\n"
 	      "PROBE: usdt:PATH:PROVIDER:NAME           (PROVIDER, NAME: globs)\n"
 	      "       pid:PATH:FUNCTION:entry|return|0xOFF (FUNCTION: glob)\n"
 	      "       PATH '*': every object the process maps (-p, or -c --follow)\n"
@@ -122,6 +123,8 @@ int main(int argc, char **argv)
 		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "trace"))
 		return cmd_trace(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "features"))
+		return cmd_features(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return EXIT_OK;

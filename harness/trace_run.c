@@ -183,6 +183,8 @@ static void summary(struct pc_session *s)
 
 	session_counts(s, &hits, &drops, &delivered);
 	fflush(stdout);
+	fprintf(stderr, "probecheck: attach: %s\n",
+		session_attach_name(session_attach_mode(s)));
 	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
 		(unsigned long long)delivered, (unsigned long long)drops,
 		(unsigned long long)hits);
@@ -235,6 +237,9 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	/* auto: with a pid, uprobe_multi must also see every thread. */
+	if (so.so_attach == SESSION_ATTACH_AUTO)
+		so.so_attach = session_attach_auto(!o->to_all && !o->to_follow);
 	if (sigfd < 0 || follow_setup(o, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {

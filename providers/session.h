@@ -36,11 +36,22 @@ struct session_opts {
 	int so_attach;          /* enum session_attach_mode */
 };
 
-/* How a site becomes a perf event (the BPF link is the same). */
+/* How sites become uprobes the BPF program runs on. */
 enum session_attach_mode {
 	SESSION_ATTACH_PERF = 0,        /* fd-based uprobe PMU (uprobe_pmu.c) */
 	SESSION_ATTACH_TRACEFS = 1,     /* named uprobe_events entry (attach_tracefs.c) */
+	SESSION_ATTACH_MULTI = 2,       /* one uprobe_multi link per object (attach_multi.c) */
+	SESSION_ATTACH_AUTO = 3,        /* MULTI where it works, else PERF */
 };
+
+/* "perf", "tracefs", "multi", "auto". */
+const char *session_attach_name(int mode);
+/*
+ * What SESSION_ATTACH_AUTO becomes, decided by probing (umulti_probe):
+ * MULTI when a uprobe_multi link works and, if @per_process (sites
+ * attached with a pid), its pid filter sees every thread; else PERF.
+ */
+int  session_attach_auto(int per_process);
 
 int  session_open(const struct session_opts *o, struct pc_session **out);
 int  session_add_pid(struct pc_session *s, pid_t pid);
@@ -57,6 +68,8 @@ int  session_attach(struct pc_session *s, const struct site_set *ss, pid_t pid);
  */
 int  session_attach_from(struct pc_session *s, const struct site_set *ss,
 			 size_t first, pid_t pid);
+/* The mode in use (never AUTO: session_open resolves it). */
+int  session_attach_mode(const struct pc_session *s);
 /* The BPF skeleton, for follow.c's tracepoints and hooks. */
 struct pc_bpf *session_bpf(struct pc_session *s);
 /* Wait up to @timeout_ms for events; returns events consumed or -errno. */

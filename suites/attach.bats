@@ -20,6 +20,10 @@
 #
 # Addresses come from readelf and /proc/PID/maps (pc_elf_notes,
 # pc_runtime_addr), never from the tracer under test.
+#
+# Every trace here passes --attach=perf: the strace stops count
+# perf_event_open calls and the messages are the per-site ones.  The same
+# promise in every attach mode: suites/attachpaths.bats.
 # bats file_tags=attach
 
 load helpers/common
@@ -123,7 +127,7 @@ traced_stopped() {
 	pc_spawn ST_PID bash -c 'exec 2>"$1"; shift; exec "$@"' _ "$ST_ERRF" \
 		strace -o "$ST_LOG" -e trace=perf_event_open \
 		-e inject=perf_event_open:signal=SIGSTOP:when="$n" \
-		"$PC_BIN" trace -p "$pid" "$@"
+		"$PC_BIN" trace --attach=perf -p "$pid" "$@"
 	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do
 		grep -q -- '--- stopped by SIGSTOP ---' "$ST_LOG" 2>/dev/null && break
 		pc_inv_alive "$ST_PID" || break
@@ -170,7 +174,7 @@ traced_resume() {
 	fxa_addrs "$pid" "$FXA" fxatt
 	watch_all "$pid"
 
-	run -1 --separate-stderr pc_bounded trace --json -p "$pid" "usdt:$FXA:fxatt:*"
+	run -1 --separate-stderr pc_bounded trace --attach=perf --json -p "$pid" "usdt:$FXA:fxatt:*"
 	assert_output ""
 	# The message names the object, the site's probe and the kernel's reason.
 	[[ $stderr == *"'$FXA'"*"(fxatt:b_dup2)"*"invalid argument"* ]] ||
@@ -251,7 +255,7 @@ traced_resume() {
 	pc_sema_watch "$pid" "${SEMA[fxatt:z_after]}" 0
 	# fxatt:z_after attaches at once; fxattlib:* only matches in the library
 	# the fixture dlopens later, whose b_dup2 the kernel refuses.
-	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --json --follow -p "$pid" \
+	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --attach=perf --json --follow -p "$pid" \
 		"usdt:*:fxattlib:*" "usdt:*:fxatt:z_after"
 	assert_equal "$(pc_peek "$pid" "${SEMA[fxatt:z_after]}" 2)" 1
 	pc_fifo_write "$F1" go
@@ -296,7 +300,7 @@ traced_resume() {
 	fxa_addrs "$pid" "$FXA" fxatt
 	watch_all "$pid"
 	for p in a_good b_dup1 b_dup2; do
-		pc_trace_bg "$BATS_TEST_TMPDIR/t.$p.json" --json -p "$pid" "usdt:$FXA:fxatt:$p"
+		pc_trace_bg "$BATS_TEST_TMPDIR/t.$p.json" --attach=perf --json -p "$pid" "usdt:$FXA:fxatt:$p"
 		i=$((i + 1))
 		pc_fifo_write "$F" go
 		pc_wait_file "$BATS_TEST_TMPDIR/r$i"
@@ -339,7 +343,7 @@ traced_resume() {
 @test "-c: when the attach fails the command never runs" {
 	fxa
 	local R=$BATS_TEST_TMPDIR/ran
-	run -1 --separate-stderr pc trace -c "$FXA ready:$R" "usdt:$FXA:fxatt:*"
+	run -1 --separate-stderr pc trace --attach=perf -c "$FXA ready:$R" "usdt:$FXA:fxatt:*"
 	[[ $stderr == *"(fxatt:b_dup2)"*"invalid argument"* ]] ||
 		fail "error does not name the site and the reason: $stderr"
 	[[ ! -e $R ]] || fail "the command ran although the attach failed"

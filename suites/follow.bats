@@ -95,7 +95,9 @@ exited() {
 	start_fx pid "$fx" "$o" fire:fx:a1:1 \
 		fork [ fire:fx:a1:2 sema:fx:sem_a fire:fx:sem_a:2 sema:fx:sem_a ] \
 		fire:fx:sem_a:1 fire:fx:a1:1
-	pc_trace_bg "$t" --json -p "$pid" "usdt:$fx:fx:a1" "usdt:$fx:fx:sem_a"
+	# perf: the kernel drops a foreign mm's breakpoint at its first hit
+	# (a uprobe_multi link leaves it, and the counter, until the detach).
+	pc_trace_bg "$t" --attach=perf --json -p "$pid" "usdt:$fx:fx:a1" "usdt:$fx:fx:sem_a"
 	pc_fifo_write "$GO" go
 	pc_trace_wait
 	assert_exit "$pid" 0

@@ -364,11 +364,11 @@ pid_provider() {
 	assert_output ""
 }
 
-@test "--attach: perf is the default and makes no tracefs entry; an unknown mode exits 2" {
+@test "--attach: perf and the default (auto) make no tracefs entry; an unknown mode exits 2" {
 	use_fixture
 	local o=$BATS_TEST_TMPDIR/o.json
 	run -2 --separate-stderr pc trace --attach=kprobe -c "$FX" "usdt:$FX:fx:a0"
-	assert_equal "${stderr%%$'\n'*}" "probecheck: --attach 'kprobe': expected perf or tracefs"
+	assert_equal "${stderr%%$'\n'*}" "probecheck: --attach 'kprobe': expected perf, tracefs, multi or auto"
 	run -2 pc trace --attach -c "$FX" "usdt:$FX:fx:a0"
 	run -0 --separate-stderr pc trace --json --attach=perf -c "$FX --oracle $o fire:fx:a1:2 sema:fx:sem_a" "usdt:$FX:fx:a1" "usdt:$FX:fx:sem_a"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/t.json"

@@ -2,8 +2,9 @@
 /*
  * pc.bpf.c — the one program behind every USDT site.
  *
- * Kernel mechanism: a uprobe (perf_event_open on the uprobe PMU) runs this
- * program with the user registers at the breakpoint.  The BPF cookie of the
+ * Kernel mechanism: a uprobe (perf_event_open on the uprobe PMU, or one
+ * uprobe of a uprobe_multi link) runs this program with the user
+ * registers at the breakpoint.  The BPF cookie of the
  * attachment (5.15+) indexes pc_specs, which says how to fetch each argument:
  * from a register, from user memory, or as a constant.  Extension to 64 bits
  * follows the operand's declared size and sign, so -1@%al reads as -1 and
@@ -215,6 +216,19 @@ drop:
 
 SEC("uprobe")
 int pc_usdt(struct pt_regs *ctx)
+{
+	return handle(ctx);
+}
+
+/*
+ * The same body for uprobe_multi links (6.6+, attach_multi.c): the kernel
+ * wants a program loaded with expected_attach_type BPF_TRACE_UPROBE_MULTI,
+ * which cannot attach to a perf event, so it is a second program;
+ * session.c sets the type and loads only the one its mode uses.  The
+ * cookie is per uprobe of the link, so handle() is unchanged.
+ */
+SEC("uprobe")
+int pc_usdt_multi(struct pt_regs *ctx)
 {
 	return handle(ctx);
 }

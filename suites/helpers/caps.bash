@@ -31,9 +31,20 @@ pc_tracefs_mount() {
 	echo mounted
 }
 
+# _pc_cap_feature FILE KEY FEATURE FEATURES: KEY as `probecheck features`
+# said FEATURE=0/1 (with FEATURE_why) in the text FEATURES.
+_pc_cap_feature() {
+	local v why
+	v=$(sed -n "s/^$3=\([01]\)\$/\1/p" <<<"$4")
+	why=$(sed -n "s/^$3_why=//p" <<<"$4")
+	[[ -n $v ]] || { v=0 why="'probecheck features' did not report $3: ${4:-no output}"; }
+	_pc_cap "$1" "$2" "$v" "$why"
+}
+
 # pc_caps_probe FILE: probe everything once, write FILE.
 pc_caps_probe() {
-	local f=$1 pmu=/sys/bus/event_source/devices/uprobe m ok
+	local f=$1 m ok feat
+	local pcbin=${PROBECHECK_BUILD:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}/probecheck
 	: >"$f" || return 1
 	printf 'kernel=%s\n' "$(uname -r)" >>"$f"
 	printf 'probed_at=%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >>"$f"
@@ -41,20 +52,27 @@ pc_caps_probe() {
 	[[ $(id -u) == 0 ]] && ok=1 || ok=0
 	_pc_cap "$f" root $ok "not running as root (uid $(id -u))"
 
-	# fd-based uprobes through perf_event_open: kernel 4.17.
-	[[ -r $pmu/type ]] && ok=1 || ok=0
-	_pc_cap "$f" uprobe_pmu $ok "no uprobe PMU ($pmu/type missing)"
-
-	# Semaphores as reference counters: kernel 4.20 (commit 1cc33161a83d).
-	[[ -e $pmu/format/ref_ctr_offset ]] && ok=1 || ok=0
-	_pc_cap "$f" ref_ctr $ok "uprobe PMU has no ref_ctr_offset ($pmu/format/ref_ctr_offset missing)"
-
 	[[ -r /sys/kernel/btf/vmlinux ]] && ok=1 || ok=0
 	_pc_cap "$f" btf $ok "no kernel BTF (/sys/kernel/btf/vmlinux missing)"
 
+	# Kernel features, probed by the tracer itself, by behaviour
+	# (harness/cmd_features.c): fd-based uprobes (4.17), semaphores as
+	# reference counters (4.20), BPF cookies (5.15), a uprobe_multi link
+	# made and hit (6.6), its pid filter seeing every thread (6.10).
 	m=$(pc_tracefs_mount) && ok=1 || ok=0
-	_pc_cap "$f" tracefs $ok "tracefs not mounted at $PC_TRACEFS and cannot be mounted"
+	feat=$("$pcbin" features 2>&1) || feat="'$pcbin features' failed: $feat"
+	_pc_cap_feature "$f" uprobe_pmu uprobe_pmu "$feat"
+	_pc_cap_feature "$f" ref_ctr ref_ctr_offset "$feat"
+	_pc_cap_feature "$f" bpf_cookie bpf_cookie "$feat"
+	_pc_cap_feature "$f" uprobe_multi uprobe_multi "$feat"
+	_pc_cap_feature "$f" uprobe_multi_pid uprobe_multi_pid "$feat"
+	if ((ok)); then
+		_pc_cap_feature "$f" tracefs tracefs "$feat"
+	else
+		_pc_cap "$f" tracefs 0 "tracefs not mounted at $PC_TRACEFS and cannot be mounted"
+	fi
 	[[ $m == mounted ]] && printf 'tracefs_mounted_by_harness=1\n' >>"$f"
+	grep '^attach_auto' <<<"$feat" >>"$f" || true
 
 	if ! command -v bpftool >/dev/null 2>&1; then
 		_pc_cap "$f" bpf 0 "bpftool not installed, cannot check the bpf syscall"
@@ -62,15 +80,6 @@ pc_caps_probe() {
 		bpftool prog show >/dev/null 2>&1 && ok=1 || ok=0
 		_pc_cap "$f" bpf $ok "bpf syscall refused ('bpftool prog show' failed)"
 	fi
-
-	# uprobe_multi links: kernel 6.6; the link type is in vmlinux BTF.
-	if [[ -r /sys/kernel/btf/vmlinux ]] &&
-	   grep -q bpf_uprobe_multi_link /sys/kernel/btf/vmlinux; then
-		ok=1
-	else
-		ok=0
-	fi
-	_pc_cap "$f" uprobe_multi $ok "kernel has no uprobe_multi link (needs 6.6)"
 	return 0
 }
 

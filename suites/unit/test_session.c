@@ -12,6 +12,10 @@
  *
  * A positive control first attaches a_good alone and sees semaphore 1 and
  * an int3, so the readers below can tell a leaked attachment from none.
+ * Every case runs in each attach mode the kernel has (perf; tracefs when
+ * uprobe_events is writable, with the stash in the test's directory;
+ * multi when a uprobe_multi link works), labels prefixed with the mode;
+ * a missing mode is one SKIP line with the reason.
  * Needs root and a kernel with uprobes; the fixture is found beside this
  * binary, in ../fixtures/.
  */
@@ -32,13 +36,31 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "unit.h"
+#include "attach_multi.h"
 #include "log.h"
 #include "procmaps.h"
 #include "provider.h"
 #include "session.h"
 
 static char fx_path[PATH_MAX], tmpdir[] = "/tmp/pc-unit-session.XXXXXX";
-static char ready[PATH_MAX], fifo[PATH_MAX];
+static char ready[PATH_MAX], fifo[PATH_MAX], stash[PATH_MAX];
+static int mode;        /* enum session_attach_mode under test */
+
+/* @what prefixed with the mode: "[multi] what". */
+static const char *L(const char *what)
+{
+	static char buf[200];
+
+	snprintf(buf, sizeof(buf), "[%s] %s", session_attach_name(mode), what);
+	return buf;
+}
+
+/* What one attachment of the mode leaves open in this process. */
+static const char *att_fd_kind(void)
+{
+	return mode == SESSION_ATTACH_MULTI ? "anon_inode:bpf_link"
+					    : "anon_inode:[perf_event]";
+}
 
 /* Wait (inotify, no sleeping) until the fixture renamed its ready file
  * into tmpdir; 0 or -1 if it died or 10 s passed. */
@@ -152,8 +174,8 @@ static int site_clean(pid_t pid, const struct site *st)
 	return a == 1 && b == 1 ? mem == file : -1;
 }
 
-/* perf events this process holds open. */
-static int own_perf_fds(void)
+/* fds of this process whose link reads @kind. */
+static int own_fds(const char *kind)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
@@ -166,7 +188,7 @@ static int own_perf_fds(void)
 	while ((e = readdir(d))) {
 		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
 		k = readlink(p, l, sizeof(l) - 1);
-		if (k > 0 && (l[k] = 0, !strcmp(l, "anon_inode:[perf_event]")))
+		if (k > 0 && (l[k] = 0, !strcmp(l, kind)))
 			n++;
 	}
 	closedir(d);
@@ -176,21 +198,21 @@ static int own_perf_fds(void)
 /* a_good alone: the readers must see what an attachment does. */
 static void test_control(pid_t pid, struct site_set *ss, const struct site *a)
 {
-	struct session_opts so = { 0 };
+	struct session_opts so = { .so_attach = mode };
 	struct pc_session *s = NULL;
 	size_t n = ss->ss_n;
 
-	UNIT_EQ_INT(session_open(&so, &s), 0, "control: session_open");
+	UNIT_EQ_INT(session_open(&so, &s), 0, L("control: session_open"));
 	if (!s)
 		return;
 	ss->ss_n = 1;   /* a_good sorts first */
-	UNIT_EQ_INT(session_attach(s, ss, pid), 0, "control: a_good attaches");
+	UNIT_EQ_INT(session_attach(s, ss, pid), 0, L("control: a_good attaches"));
 	ss->ss_n = n;
-	UNIT_EQ_INT(sema(pid, a), 1, "control: a_good's semaphore reads 1");
-	UNIT_EQ_INT(site_clean(pid, a), 0, "control: a_good's site holds an int3");
+	UNIT_EQ_INT(sema(pid, a), 1, L("control: a_good's semaphore reads 1"));
+	UNIT_EQ_INT(site_clean(pid, a), 0, L("control: a_good's site holds an int3"));
 	session_close(s);
-	UNIT_EQ_INT(sema(pid, a), 0, "control: 0 after session_close");
-	UNIT_EQ_INT(site_clean(pid, a), 1, "control: file byte after session_close");
+	UNIT_EQ_INT(sema(pid, a), 0, L("control: 0 after session_close"));
+	UNIT_EQ_INT(site_clean(pid, a), 1, L("control: file byte after session_close"));
 }
 
 static void expect_clean(pid_t pid, const struct site *a, const struct site *b,
@@ -199,30 +221,31 @@ static void expect_clean(pid_t pid, const struct site *a, const struct site *b,
 	char w[160];
 
 	snprintf(w, sizeof(w), "%s: a_good's semaphore is 0", when);
-	UNIT_EQ_INT(sema(pid, a), 0, w);
+	UNIT_EQ_INT(sema(pid, a), 0, L(w));
 	snprintf(w, sizeof(w), "%s: b_dup1's semaphore is 0", when);
-	UNIT_EQ_INT(sema(pid, b), 0, w);
+	UNIT_EQ_INT(sema(pid, b), 0, L(w));
 	snprintf(w, sizeof(w), "%s: a_good's site holds the file's byte", when);
-	UNIT_EQ_INT(site_clean(pid, a), 1, w);
+	UNIT_EQ_INT(site_clean(pid, a), 1, L(w));
 	snprintf(w, sizeof(w), "%s: the b_dup site holds the file's byte", when);
-	UNIT_EQ_INT(site_clean(pid, b), 1, w);
+	UNIT_EQ_INT(site_clean(pid, b), 1, L(w));
 }
 
 /* The whole set: fails at b_dup2, and must undo a_good and b_dup1 itself. */
 static void test_rollback(pid_t pid, struct site_set *ss, const struct site *a,
 			  const struct site *b)
 {
-	struct session_opts so = { 0 };
+	struct session_opts so = { .so_attach = mode };
 	struct pc_session *s = NULL;
 	int err;
 
-	UNIT_EQ_INT(session_open(&so, &s), 0, "rollback: session_open");
+	UNIT_EQ_INT(session_open(&so, &s), 0, L("rollback: session_open"));
 	if (!s)
 		return;
 	err = session_attach(s, ss, pid);
-	UNIT_EQ_INT(err, -EINVAL, "rollback: session_attach fails with EINVAL at b_dup2");
+	UNIT_EQ_INT(err, -EINVAL, L("rollback: session_attach fails with EINVAL at b_dup2"));
 	expect_clean(pid, a, b, "rollback, session still open");
-	UNIT_EQ_INT(own_perf_fds(), 0, "rollback: no perf event left open");
+	UNIT_EQ_INT(own_fds(att_fd_kind()), 0, L("rollback: no attachment fd left open"));
+	UNIT_EQ_INT(own_fds("anon_inode:[perf_event]"), 0, L("rollback: no perf event left open"));
 	session_close(s);
 	expect_clean(pid, a, b, "rollback, after session_close");
 }
@@ -231,26 +254,55 @@ static void test_rollback(pid_t pid, struct site_set *ss, const struct site *a,
 static void test_batch(pid_t pid, struct site_set *ss, const struct site *a,
 		       const struct site *b)
 {
-	struct session_opts so = { 0 };
+	struct session_opts so = { .so_attach = mode };
 	struct pc_session *s = NULL;
 	size_t n = ss->ss_n;
 
-	UNIT_EQ_INT(session_open(&so, &s), 0, "batch: session_open");
+	UNIT_EQ_INT(session_open(&so, &s), 0, L("batch: session_open"));
 	if (!s)
 		return;
 	ss->ss_n = 1;
-	UNIT_EQ_INT(session_attach(s, ss, pid), 0, "batch: a_good attaches");
+	UNIT_EQ_INT(session_attach(s, ss, pid), 0, L("batch: a_good attaches"));
 	ss->ss_n = n;
 	UNIT_EQ_INT(session_attach_from(s, ss, 1, pid), -EINVAL,
-		    "batch: the rest fails with EINVAL at b_dup2");
-	UNIT_EQ_INT(sema(pid, a), 1, "batch: a_good (earlier batch) still 1");
-	UNIT_EQ_INT(site_clean(pid, a), 0, "batch: a_good's int3 stays");
-	UNIT_EQ_INT(sema(pid, b), 0, "batch: b_dup1 undone, semaphore 0");
-	UNIT_EQ_INT(site_clean(pid, b), 1, "batch: b_dup site holds the file's byte");
-	UNIT_EQ_INT(own_perf_fds(), 1, "batch: one perf event open (a_good's)");
+		    L("batch: the rest fails with EINVAL at b_dup2"));
+	UNIT_EQ_INT(sema(pid, a), 1, L("batch: a_good (earlier batch) still 1"));
+	UNIT_EQ_INT(site_clean(pid, a), 0, L("batch: a_good's int3 stays"));
+	UNIT_EQ_INT(sema(pid, b), 0, L("batch: b_dup1 undone, semaphore 0"));
+	UNIT_EQ_INT(site_clean(pid, b), 1, L("batch: b_dup site holds the file's byte"));
+	UNIT_EQ_INT(own_fds(att_fd_kind()), 1,
+		    L("batch: one attachment fd open (a_good's)"));
 	session_close(s);
 	expect_clean(pid, a, b, "batch, after session_close");
-	UNIT_EQ_INT(own_perf_fds(), 0, "batch: no perf event after session_close");
+	UNIT_EQ_INT(own_fds(att_fd_kind()), 0, L("batch: no attachment fd after session_close"));
+}
+
+/* Why @mode cannot run here, or NULL. */
+static const char *mode_missing(void)
+{
+	static struct umulti_caps c;
+
+	if (mode == SESSION_ATTACH_TRACEFS &&
+	    access("/sys/kernel/tracing/uprobe_events", W_OK))
+		return "tracefs: /sys/kernel/tracing/uprobe_events not writable";
+	if (mode == SESSION_ATTACH_MULTI && (umulti_probe(&c) || !c.uc_link))
+		return c.uc_link_why[0] ? c.uc_link_why : "uprobe_multi probe failed";
+	return NULL;
+}
+
+static void test_mode(pid_t pid, struct site_set *ss, const struct site *a,
+		      const struct site *b)
+{
+	const char *why = mode_missing();
+
+	if (why) {
+		printf("ok %d - %s # SKIP %s\n", ++unit_n,
+		       L("every case"), why);
+		return;
+	}
+	test_control(pid, ss, a);
+	test_rollback(pid, ss, a, b);
+	test_batch(pid, ss, a, b);
 }
 
 static int setup_paths(void)
@@ -270,6 +322,9 @@ static int setup_paths(void)
 		return -1;
 	snprintf(ready, sizeof(ready), "%s/ready", tmpdir);
 	snprintf(fifo, sizeof(fifo), "%s/go", tmpdir);
+	/* tracefs mode records its entries here, not in /run/probecheck. */
+	snprintf(stash, sizeof(stash), "%s/stash", tmpdir);
+	setenv("PROBECHECK_STASH", stash, 1);
 	return mkfifo(fifo, 0600);
 }
 
@@ -292,11 +347,9 @@ int main(void)
 	b = find(&ss, "b_dup1");
 	UNIT_TRUE(a && b && ss.ss_n == 4 && a == &ss.ss_v[0],
 		  "a_good sorts first, b_dup1 is there");
-	if (a && b && ss.ss_n == 4 && a == &ss.ss_v[0]) {
-		test_control(pid, &ss, a);
-		test_rollback(pid, &ss, a, b);
-		test_batch(pid, &ss, a, b);
-	}
+	if (a && b && ss.ss_n == 4 && a == &ss.ss_v[0])
+		for (mode = SESSION_ATTACH_PERF; mode < SESSION_ATTACH_AUTO; mode++)
+			test_mode(pid, &ss, a, b);
 	/* Release the fixture: it exits after its wait step. */
 	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
@@ -310,6 +363,7 @@ int main(void)
 	site_set_free(&ss);
 	unlink(ready);
 	unlink(fifo);
+	rmdir(stash);
 	rmdir(tmpdir);
 	return unit_done();
 }

@@ -1,0 +1,117 @@
+/*
+ * cmd_features.c — `probecheck features`: what this kernel can do for a
+ * tracer, decided by probing, never by version.
+ *
+ * One key=value line per feature, 1 or 0; a 0 is followed by KEY_why=...
+ * naming what failed.  suites/helpers/caps.bash reads these lines, so a
+ * test that needs a feature SKIPs with the reason.  Last, attach_auto=
+ * says what `trace --attach=auto` picks for -p/-c (attach_auto_all= for
+ * -a and --follow, where the pid filter does not matter).
+ *
+ *   uprobe_pmu        the uprobe PMU for fd-based uprobes (4.17)
+ *   ref_ctr_offset    its ref_ctr_offset format field: semaphores (4.20)
+ *   bpf_cookie        bpf_get_attach_cookie in kprobe/uprobe programs (5.15)
+ *   uprobe_multi      a uprobe_multi link really made and hit (6.6)
+ *   uprobe_multi_pid  its pid filter sees a second thread (fixed in 6.10)
+ *   tracefs           uprobe_events open for writing
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/libbpf.h>
+#include "attach_multi.h"
+#include "cli.h"
+#include "log.h"
+#include "session.h"
+
+static void feature(const char *key, int ok, const char *why)
+{
+	printf("%s=%d\n", key, !!ok);
+	if (!ok)
+		printf("%s_why=%s\n", key, why);
+}
+
+static void probe_pmu(void)
+{
+	char why[160] = "";
+	int lo, err;
+
+	pc_log_quiet = 1;
+	err = uprobe_pmu_type();
+	pc_log_quiet = 0;
+	feature("uprobe_pmu", err >= 0,
+		"no uprobe PMU (/sys/bus/event_source/devices/uprobe/type "
+		"missing: CONFIG_UPROBE_EVENTS, Linux 4.17+)");
+	err = uprobe_pmu_bit("ref_ctr_offset", &lo);
+	if (err)
+		snprintf(why, sizeof(why), "uprobe PMU has no format field "
+			 "ref_ctr_offset (%s; Linux 4.20+)", strerror(-err));
+	feature("ref_ctr_offset", !err, why);
+}
+
+static void probe_cookie(void)
+{
+	char why[160] = "bpf_get_attach_cookie not allowed in kprobe "
+			"programs (Linux 5.15+)";
+	int r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+					BPF_FUNC_get_attach_cookie, NULL);
+
+	if (r < 0)
+		snprintf(why, sizeof(why), "cannot probe BPF helpers: %s",
+			 strerror(-r));
+	feature("bpf_cookie", r == 1, why);
+}
+
+static void probe_tracefs(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/uprobe_events",
+		"/sys/kernel/debug/tracing/uprobe_events",
+	};
+	char why[200];
+	int fd = -1, err = 0;
+
+	for (size_t i = 0; i < 2 && fd < 0; i++) {
+		fd = open(paths[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 && !i)
+			err = errno;
+	}
+	snprintf(why, sizeof(why), "%s: %s (tracefs not mounted, or no "
+		 "CONFIG_UPROBE_EVENTS)", paths[0], strerror(err));
+	feature("tracefs", fd >= 0, why);
+	if (fd >= 0)
+		close(fd);
+}
+
+int cmd_features(int argc, char **argv)
+{
+	struct umulti_caps c;
+	int err;
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		pc_err("features: unexpected argument '%s'", argv[1]);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	probe_pmu();
+	probe_cookie();
+	err = umulti_probe(&c);
+	if (err)
+		snprintf(c.uc_link_why, sizeof(c.uc_link_why),
+			 "the probe could not run: %s", strerror(-err));
+	feature("uprobe_multi", !err && c.uc_link, c.uc_link_why);
+	feature("uprobe_multi_pid", !err && c.uc_pid,
+		err ? c.uc_link_why : c.uc_pid_why);
+	probe_tracefs();
+	printf("attach_auto=%s\n", session_attach_name(session_attach_auto(1)));
+	printf("attach_auto_all=%s\n",
+	       session_attach_name(session_attach_auto(0)));
+	return fflush(stdout) ? EXIT_RUNTIME : EXIT_OK;
+}
