@@ -178,8 +178,9 @@ valgrind: all
 # host's last `make check` results when there are any, else the matrix's
 # own host run, followed by the matrix.
 MATRIX_DIR := $(O)/matrix
+MATRIX_JOBS ?= $(shell nproc)
 matrix: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/matrix -o $(MATRIX_DIR); st=$$?; \
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/matrix -j $(MATRIX_JOBS) -o $(MATRIX_DIR); st=$$?; \
 	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
 	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
 	if [ -f $$r/suites.tsv ] || [ -f $(MATRIX_DIR)/kernels.tsv ]; then \

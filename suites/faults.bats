@@ -560,12 +560,15 @@ entries_signal() {
 # ---------------------------------------------------------------------------
 # Random fault points: a sample of harness/soak (`make soak` runs 200).
 
-@test "soak sample: 10 random faults per attach mode, every invariant holds after cleanup" {
+@test "soak sample: 10 random faults per attach mode (perf, tracefs, multi), every invariant holds after cleanup" {
 	requires cmd:strace "file:$PC_FIXTURES/fx_many"
 	run -0 "$PROBECHECK_ROOT/harness/soak" -n 10
 	assert_line --regexp '^soak: perf: 10 iterations, 0 leaks'
 	if pc_cap tracefs; then
 		assert_line --regexp '^soak: tracefs: 10 iterations, 0 leaks'
+	fi
+	if pc_cap uprobe_multi; then
+		assert_line --regexp '^soak: multi: 10 iterations, 0 leaks'
 	fi
 }
 
