@@ -152,7 +152,7 @@ check: all
 		cp $(O)-cov/coverage.txt $(RESULTS_DIR)/coverage.txt; \
 	fi; \
 	echo $$(( $$(date +%s) - start )) > $(RESULTS_DIR)/wall_s; \
-	./harness/write-results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s) $(O)/matrix > RESULTS.md.tmp && \
+	./harness/write-results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s) $(wildcard $(O)/matrix*) > RESULTS.md.tmp && \
 	mv RESULTS.md.tmp RESULTS.md; \
 	echo "probecheck: RESULTS.md updated"; \
 	test $$u -eq 0 -a $$s -eq 0 -a $$v -eq 0
@@ -176,15 +176,16 @@ valgrind: all
 # The suites on every kernel of ci/kernels (KERNELS="name spec ..." selects
 # or adds; MATRIX_SUITES="a,b" restricts the suites), then RESULTS.md: the
 # host's last `make check` results when there are any, else the matrix's
-# own host run, followed by the matrix.
-MATRIX_DIR := $(O)/matrix
+# own host run, followed by every matrix in $(O)/matrix* (MATRIX_DIR names
+# this run's: several runs with different suites each get a section).
+MATRIX_DIR ?= $(O)/matrix
 MATRIX_JOBS ?= $(shell nproc)
 matrix: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/matrix -j $(MATRIX_JOBS) -o $(MATRIX_DIR); st=$$?; \
 	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
 	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
 	if [ -f $$r/suites.tsv ] || [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
-		./harness/write-results $$r $${w:-0} $(MATRIX_DIR) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
+		./harness/write-results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
 		echo "probecheck: RESULTS.md updated"; \
 	fi; \
 	exit $$st
