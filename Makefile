@@ -184,7 +184,9 @@ matrix: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/matrix -j $(MATRIX_JOBS) -o $(MATRIX_DIR); st=$$?; \
 	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
 	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
-	if [ -f $$r/suites.tsv ] || [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
+	if [ ! -f $$r/suites.tsv ]; then \
+		echo "probecheck: RESULTS.md not rewritten: no host results (make check, or a matrix with host)"; \
+	elif [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
 		./harness/write-results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
 		echo "probecheck: RESULTS.md updated"; \
 	fi; \
