@@ -204,3 +204,83 @@ split() {
 	run -2 merge_matrix out
 	assert_output --partial "usage: merge-matrix OUTDIR PART..."
 }
+
+# kdir DIR VERDICT: a kernel's results directory with that verdict, 100 s.
+kdir() {
+	mkdir -p "$1/results/r1"
+	echo "$2" >"$1/verdict"
+	echo "why-$2" >"$1/verdict.why"
+	echo 100 >"$1/wall_s"
+	echo "finding-$(basename "$1")" >"$1/kernel-findings.txt"
+}
+overlay() { "$PROBECHECK_ROOT/harness/overlay-results" "$@"; }
+
+@test "overlay-results: a guest's rerun suite replaces only that suite; the verdict comes from all results" {
+	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
+	kdir "$k" FAIL
+	suite "$BATS_TEST_TMPDIR" k s 1 <<<$'1..1\nnot ok 1 t1'
+	suite "$BATS_TEST_TMPDIR" k u 0 <<<$'1..1\nok 1 t2'
+	printf 'ok 1 a\n1..1\n' >"$k/results/unit-test_x.tap"
+	echo 0 >"$k/results/unit-test_x.status"
+	kdir "$r" PASS
+	suite "$BATS_TEST_TMPDIR" r s 0 <<<$'1..1\nok 1 t1'
+	run -0 overlay "$k" "$r" s
+	assert_output "overlay-results: k: PASS: every test passed (s rerun)"
+	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 t1'
+	assert_equal "$(cat "$k/results/r1/u/u.tap")" $'1..1\nok 1 t2'
+	assert_equal "$(cat "$k/wall_s") $(cat "$k/reruns/1/suites")" "200 s"
+	assert_equal "$(cat "$k/kernel-findings.txt")" $'finding-k\nfinding-r'
+	# a second rerun that fails u: FAIL naming u, kept in reruns/2
+	kdir "$r" FAIL
+	suite "$BATS_TEST_TMPDIR" r u 1 <<<$'1..1\nnot ok 1 t2'
+	run -1 overlay "$k" "$r" u
+	assert_output "overlay-results: k: FAIL: u: 0 passed, 1 failed, 0 skipped"
+	[[ -f $k/reruns/2/verdict ]]
+	# the unit binaries count too
+	kdir "$r" PASS
+	suite "$BATS_TEST_TMPDIR" r u 0 <<<$'1..1\nok 1 t2'
+	echo 1 >"$k/results/unit-test_x.status"
+	run -1 overlay "$k" "$r" u
+	assert_output "overlay-results: k: FAIL: 1 unit binaries failed"
+}
+
+@test "overlay-results: on the host's layout the suite's files and its suites.tsv row are replaced" {
+	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
+	kdir "$k" FAIL
+	kdir "$r" PASS
+	mkdir -p "$k/results/r1/all" "$r/results/r1/all"
+	printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\ns\t0\t1\t0\t1\t1\nu\t1\t0\t0\t1\t0\n' >"$k/results/r1/all/suites.tsv"
+	printf '1..1\nnot ok 1 t1\n' >"$k/results/r1/all/s.tap"
+	printf '1..1\nok 1 t2\n' >"$k/results/r1/all/u.tap"
+	printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\ns\t1\t0\t0\t2\t0\n' >"$r/results/r1/all/suites.tsv"
+	printf '1..1\nok 1 t1\n' >"$r/results/r1/all/s.tap"
+	run -0 overlay "$k" "$r" s
+	assert_output "overlay-results: k: PASS: every test passed (s rerun)"
+	assert_equal "$(cut -f1-3 "$k/results/r1/all/suites.tsv")" $'suite\tpass\tfail\ns\t1\t0\nu\t1\t0'
+	assert_equal "$(cat "$k/results/r1/all/s.tap")" $'1..1\nok 1 t1'
+}
+
+@test "overlay-results: an INFRA rerun replaces nothing and makes the kernel INFRA until a rerun completes" {
+	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
+	kdir "$k" PASS
+	suite "$BATS_TEST_TMPDIR" k s 0 <<<$'1..1\nok 1 old'
+	kdir "$r" INFRA
+	run -3 overlay "$k" "$r" s
+	assert_output "overlay-results: k: INFRA: rerun of s: why-INFRA"
+	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 old'
+	kdir "$r" PASS
+	suite "$BATS_TEST_TMPDIR" r s 0 <<<$'1..1\nok 1 new'
+	run -0 overlay "$k" "$r" s
+	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 new'
+	# a whole run that was INFRA is not completed by a rerun
+	k2=$BATS_TEST_TMPDIR/k2
+	kdir "$k2" INFRA
+	run -3 overlay "$k2" "$r" s
+	assert_output --partial "INFRA: why-INFRA (a rerun of s does not complete it)"
+	# a suite the rerun has no results for
+	run -3 overlay "$k" "$r" nosuch
+	assert_output "overlay-results: k: INFRA: rerun of nosuch: no results for suite 'nosuch'"
+	run -2 overlay "$k" "$BATS_TEST_TMPDIR/none" s
+	assert_output "overlay-results: '$BATS_TEST_TMPDIR/none': no verdict (not a kernel's results)"
+	run -2 overlay "$k"
+}
