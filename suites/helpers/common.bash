@@ -705,7 +705,7 @@ _pc_check_sites() {
 # are retried for up to PC_GRACE seconds.
 _pc_settled_violations() {
 	local v dl
-	dl=$(_pc_deadline "${PC_GRACE:-2}")
+	dl=$(_pc_deadline "${PC_GRACE:-5}")
 	while :; do
 		v=$(_pc_violations "$1")
 		[[ -z $v ]] && return 0
