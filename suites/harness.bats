@@ -310,6 +310,10 @@ start_sleeper() {
 	run -0 pc_elf_notes /usr/bin/python3.11
 	assert_line --regexp '^python function__entry 0x[0-9a-f]{16} 0x[0-9a-f]{16} 0x[0-9a-f]{16} 8@%rbp 8@%r12 -4@%eax$'
 	[[ ${#lines[@]} -ge 8 ]]
+	# A guest image holds python's file only (its notes), not its
+	# libraries and stdlib: what follows needs it running.
+	/usr/bin/python3.11 -c pass 2>/dev/null ||
+		skip "python3.11 is here but does not run (a guest image holds the file only)"
 	pc_spawn PY /usr/bin/python3.11 -c 'import time; time.sleep(1000)'
 	pc_wait_until 5 grep -q libc.so "/proc/$PY/maps"
 	read -r _ _ _ _ sema _ < <(pc_elf_notes /usr/bin/python3.11 | grep ' function__entry ')
@@ -443,7 +447,8 @@ fake_build() {
 	# waits): the read has to wait for the writer.
 	( pc_fifo_read "$f" >"$BATS_TEST_TMPDIR/got" 3>&- ) &
 	r=$!
-	pc_wait_until 10 grep -q '^poll_schedule' "/proc/$r/wchan"
+	# do_select: Debian's kernels inline poll_schedule_timeout there.
+	pc_wait_until 10 grep -qE '^(poll_schedule|do_select)' "/proc/$r/wchan"
 	pc_fifo_write "$f" "hello there"
 	wait "$r"
 	[[ $(cat "$BATS_TEST_TMPDIR/got") == "hello there" ]]
