@@ -412,6 +412,24 @@ assert_summary() {
 	fi
 }
 
+# pc_kernel_symptom SLUG EVIDENCE...: the test saw the symptom of a known
+# kernel problem (ci/kernel-issues lists it by SLUG).  Prints one
+# "kernel-symptom: SLUG: EVIDENCE" line per argument and fails the test.
+# The reporting module reports the test as that finding only if the list
+# names SLUG for this test and nothing else failed; otherwise it stays a
+# plain failure.  Call it only after every check of the tracer itself has
+# passed, and only for evidence that is specific to the kernel problem.
+pc_kernel_symptom() {
+	local slug=$1 e
+	shift
+	[[ $slug =~ ^[a-z0-9][a-z0-9-]*$ ]] || { fail "pc_kernel_symptom: bad slug '$slug'"; return 1; }
+	(($#)) || { fail "pc_kernel_symptom: $slug: no evidence given"; return 1; }
+	pc_log "kernel symptom $slug: $*"
+	for e in "$@"; do
+		printf 'kernel-symptom: %s: %s\n' "$slug" "$e"
+	done | fail
+}
+
 # pc_count_events FILE [GLOB]: number of oracle/trace lines for probes
 # matching GLOB (default all), by oraclecmp against an empty file.
 pc_count_events() {
