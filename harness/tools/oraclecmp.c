@@ -6,7 +6,12 @@
  * Both files are JSON lines.  The oracle holds one object per fired probe,
  *   {"probe":"fx:p_int","pid":123,"tid":124,"args":[1,-2,18446744073709551615,"s"]}
  * plus informational lines without "probe" ("sema", "step", "note"), which
- * are ignored.  The trace is `probecheck trace --json` output: every line is
+ * are ignored, and corruption records (fixtures/fx_integ.c):
+ *   {"corrupt":"fxint:nop5","pid":..,"tid":..,"hit":1,"what":"redzone",...}
+ * A corruption record means the traced program's state after a probe site
+ * differed from before it: the comparison fails whatever the events say,
+ * and every record is printed as "traced program corrupted: LINE".  --only
+ * never hides one.  The trace is `probecheck trace --json` output: every line is
  * an event and must carry probe, pid, tid and args (cpu, ts are ignored).
  *
  * The two sides are compared as multisets of (pid, tid, probe, args): order
@@ -17,7 +22,8 @@
  * canonical decimal text, range-checked against 64 bits, never converted;
  * strings are decoded and re-encoded so that "\u0041" equals "A".
  *
- * Exit: 0 the multisets are equal, 1 they differ (each missing and
+ * Exit: 0 the multisets are equal and the oracle has no corruption record,
+ * 1 they differ or the program was corrupted (each missing and
  * unexpected event is listed with its count), 2 bad usage or malformed input
  * (the message names the file and line).
  */
@@ -408,7 +414,29 @@ struct line {
 	struct buf ln_probe;    /* decoded probe name */
 	struct buf ln_pid, ln_tid, ln_args;
 	int ln_has_probe, ln_has_pid, ln_has_tid, ln_has_args;
+	int ln_has_corrupt;
 };
+
+/* Corruption records of the oracle, as their lines. */
+static struct {
+	char  **cr_v;
+	size_t  cr_n;
+} corrupt;
+
+static int corrupt_add(const char *line)
+{
+	char **v = realloc(corrupt.cr_v, (corrupt.cr_n + 1) * sizeof(*v));
+	size_t n = strcspn(line, "\r\n");
+
+	if (!v)
+		return -ENOMEM;
+	corrupt.cr_v = v;
+	v[corrupt.cr_n] = strndup(line, n);
+	if (!v[corrupt.cr_n])
+		return -ENOMEM;
+	corrupt.cr_n++;
+	return 0;
+}
 
 static int want_int(struct cursor *c, const char *key, struct buf *v)
 {
@@ -441,6 +469,8 @@ static int parse_member(struct cursor *c, const char *key, struct line *ln)
 		err = parse_scalar(c, &ln->ln_pid);
 		return err ? err : want_int(c, key, &ln->ln_pid);
 	}
+	if (!strcmp(key, "corrupt"))
+		ln->ln_has_corrupt = 1;
 	if (!strcmp(key, "tid")) {
 		ln->ln_has_tid = 1;
 		err = parse_scalar(c, &ln->ln_tid);
@@ -598,6 +628,11 @@ static int evset_add(struct evset *es, const struct line *ln)
 static int take_line(struct cursor *c, struct line *ln, int is_trace,
 		     const struct only *on, struct evset *es)
 {
+	if (ln->ln_has_corrupt) {
+		if (is_trace || ln->ln_has_probe)
+			return fail(c, "a corruption record belongs in the oracle, without \"probe\"");
+		return corrupt_add(c->c_start);
+	}
 	if (!ln->ln_has_probe) {
 		if (is_trace)
 			return fail(c, "event has no \"probe\"");
@@ -790,13 +825,24 @@ int main(int argc, char **argv)
 	if (ty.t_shown_unexp > OC_SHOW_MAX)
 		printf("... %zu more distinct unexpected events not shown\n",
 		       ty.t_shown_unexp - OC_SHOW_MAX);
-	if (!ty.t_missing && !ty.t_unexp) {
+	for (size_t k = 0; k < corrupt.cr_n && k < OC_SHOW_MAX; k++)
+		printf("traced program corrupted: %s\n", corrupt.cr_v[k]);
+	if (corrupt.cr_n > OC_SHOW_MAX)
+		printf("... %zu more corruption records not shown\n",
+		       corrupt.cr_n - OC_SHOW_MAX);
+	if (!ty.t_missing && !ty.t_unexp && !corrupt.cr_n) {
 		printf("oraclecmp: %zu events match\n", ty.t_match);
 		rc = 0;
+	} else if (!ty.t_missing && !ty.t_unexp) {
+		printf("oraclecmp: CORRUPTED: %zu events match, but the oracle has "
+		       "%zu corruption record(s): traced program corrupted\n",
+		       ty.t_match, corrupt.cr_n);
+		rc = 1;
 	} else {
 		printf("oraclecmp: MISMATCH: %zu events match, %zu missing, %zu unexpected "
-		       "(oracle %zu, trace %zu)\n", ty.t_match, ty.t_missing, ty.t_unexp,
-		       oracle.es_n, trace.es_n);
+		       "(oracle %zu, trace %zu)%s\n", ty.t_match, ty.t_missing, ty.t_unexp,
+		       oracle.es_n, trace.es_n,
+		       corrupt.cr_n ? "; and the traced program corrupted" : "");
 		rc = 1;
 	}
 	goto out;
@@ -805,6 +851,9 @@ out_usage:
 out:
 	evset_free(&oracle);
 	evset_free(&trace);
+	while (corrupt.cr_n)
+		free(corrupt.cr_v[--corrupt.cr_n]);
+	free(corrupt.cr_v);
 	free(on.on_glob);
 	return rc;
 }
