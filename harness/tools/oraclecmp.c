@@ -1,7 +1,7 @@
 /*
  * oraclecmp — judge a tracer by a fixture's oracle log, exactly.
  *
- *   oraclecmp [--only GLOB]... ORACLE TRACE
+ *   oraclecmp [--only GLOB]... [--mask PROBE:N]... ORACLE TRACE
  *
  * Both files are JSON lines.  The oracle holds one object per fired probe,
  *   {"probe":"fx:p_int","pid":123,"tid":124,"args":[1,-2,18446744073709551615,"s"]}
@@ -21,6 +21,11 @@
  * 18446744073709551615 equal to 18446744073709551614.  Integers are kept as
  * canonical decimal text, range-checked against 64 bits, never converted;
  * strings are decoded and re-encoded so that "\u0041" equals "A".
+ *
+ * --mask PROBE:N compares argument N (1-based) of PROBE's events as "*"
+ * on both sides: for a test that has shown, by other means, why that
+ * argument cannot be read at some hits (an operand the kernel overwrote),
+ * and wants every other value still exact.
  *
  * Exit: 0 the multisets are equal and the oracle has no corruption record,
  * 1 they differ or the program was corrupted (each missing and
@@ -63,6 +68,8 @@ struct evset {
 struct only {
 	const char **on_glob;
 	int          on_n;
+	const char **on_mask;           /* "PROBE:N" */
+	int          on_nmask;
 };
 
 static int buf_put(struct buf *b, const char *s, size_t n)
@@ -586,6 +593,65 @@ static int only_match(const struct only *on, const char *probe)
 	return 0;
 }
 
+/* Argument @n (1-based) of the canonical array @a replaced by "*". */
+static int mask_arg(struct buf *a, long n)
+{
+	struct buf out = { 0 };
+	const char *p = a->b_p, *item = p + 1;
+	long k = 1;
+	int instr = 0, err = 0;
+
+	for (p = a->b_p + 1; *p && !err; p++) {
+		if (instr) {
+			if (*p == '\\')
+				p++;
+			else if (*p == '"')
+				instr = 0;
+			continue;
+		}
+		if (*p == '"') {
+			instr = 1;
+			continue;
+		}
+		if (*p != ',' && !(*p == ']' && !p[1]))
+			continue;
+		err = buf_puts(&out, item == a->b_p + 1 ? "[" : ",");
+		if (!err && k == n)
+			err = buf_puts(&out, "*");
+		else if (!err)
+			err = buf_put(&out, item, (size_t)(p - item));
+		item = p + 1;
+		k++;
+	}
+	if (!err)
+		err = buf_puts(&out, "]");
+	if (err) {
+		free(out.b_p);
+		return err;
+	}
+	if (!strcmp(a->b_p, "[]")) {    /* no argument to mask */
+		free(out.b_p);
+		return 0;
+	}
+	free(a->b_p);
+	*a = out;
+	return 0;
+}
+
+static int apply_masks(const struct only *on, struct line *ln)
+{
+	size_t plen = ln->ln_probe.b_len;
+	int i, err = 0;
+
+	for (i = 0; i < on->on_nmask && !err; i++) {
+		const char *m = on->on_mask[i], *colon = strrchr(m, ':');
+
+		if ((size_t)(colon - m) == plen && !memcmp(m, ln->ln_probe.b_p, plen))
+			err = mask_arg(&ln->ln_args, strtol(colon + 1, NULL, 10));
+	}
+	return err;
+}
+
 static int evset_add(struct evset *es, const struct line *ln)
 {
 	struct buf key = { 0 };
@@ -648,6 +714,8 @@ static int take_line(struct cursor *c, struct line *ln, int is_trace,
 		return fail(c, "\"probe\" contains a NUL");
 	if (!only_match(on, ln->ln_probe.b_p))
 		return 0;
+	if (apply_masks(on, ln))
+		return -ENOMEM;
 	return evset_add(es, ln);
 }
 
@@ -781,7 +849,7 @@ static void evset_free(struct evset *es)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: oraclecmp [--only GLOB]... ORACLE TRACE\n");
+	fprintf(stderr, "usage: oraclecmp [--only GLOB]... [--mask PROBE:N]... ORACLE TRACE\n");
 }
 
 int main(int argc, char **argv)
@@ -792,12 +860,26 @@ int main(int argc, char **argv)
 	int i, rc = 2;
 
 	on.on_glob = calloc((size_t)argc, sizeof(*on.on_glob));
-	if (!on.on_glob)
+	on.on_mask = calloc((size_t)argc, sizeof(*on.on_mask));
+	if (!on.on_glob || !on.on_mask)
 		return 2;
 	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
+		}
+		if (!strcmp(argv[i], "--mask")) {
+			const char *c = ++i < argc ? strrchr(argv[i], ':') : NULL;
+			char *end;
+			long n = c ? strtol(c + 1, &end, 10) : 0;
+
+			if (!c || c == argv[i] || !c[1] || *end || n < 1 || n > 64) {
+				fprintf(stderr, "oraclecmp: --mask needs PROBE:N with N 1..64, got '%s'\n",
+					i < argc ? argv[i] : "");
+				goto out_usage;
+			}
+			on.on_mask[on.on_nmask++] = argv[i];
+			continue;
 		}
 		if (strcmp(argv[i], "--only")) {
 			fprintf(stderr, "oraclecmp: unknown option '%s'\n", argv[i]);
@@ -855,5 +937,6 @@ out:
 		free(corrupt.cr_v[--corrupt.cr_n]);
 	free(corrupt.cr_v);
 	free(on.on_glob);
+	free(on.on_mask);
 	return rc;
 }
