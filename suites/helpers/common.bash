@@ -412,22 +412,33 @@ assert_summary() {
 	fi
 }
 
-# pc_kernel_symptom SLUG EVIDENCE...: the test saw the symptom of a known
-# kernel problem (ci/kernel-issues lists it by SLUG).  Prints one
-# "kernel-symptom: SLUG: EVIDENCE" line per argument and fails the test.
-# The reporting module reports the test as that finding only if the list
-# names SLUG for this test and nothing else failed; otherwise it stays a
-# plain failure.  Call it only after every check of the tracer itself has
-# passed, and only for evidence that is specific to the kernel problem.
+# pc_kernel_symptom SLUG EVIDENCE... [-- SLUG EVIDENCE...]...: the test
+# saw the symptom(s) of known kernel problems (ci/kernel-issues lists them
+# by SLUG).  Prints one "kernel-symptom: SLUG: EVIDENCE" line per evidence
+# argument and fails the test.  The reporting module reports the test as
+# those findings only if the list names every SLUG for this test and
+# nothing else failed; otherwise it stays a plain failure.  Call it once,
+# last, after every check of the tracer itself has passed, and only with
+# evidence that is specific to the kernel problem.
 pc_kernel_symptom() {
-	local slug=$1 e
-	shift
-	[[ $slug =~ ^[a-z0-9][a-z0-9-]*$ ]] || { fail "pc_kernel_symptom: bad slug '$slug'"; return 1; }
-	(($#)) || { fail "pc_kernel_symptom: $slug: no evidence given"; return 1; }
-	pc_log "kernel symptom $slug: $*"
-	for e in "$@"; do
-		printf 'kernel-symptom: %s: %s\n' "$slug" "$e"
-	done | fail
+	local slug='' e n=0 lines=''
+	while (($#)); do
+		if [[ -z $slug || $1 == -- ]]; then
+			[[ $1 == -- ]] && shift
+			slug=${1:-}
+			[[ $slug =~ ^[a-z0-9][a-z0-9-]*$ ]] || { fail "pc_kernel_symptom: bad slug '$slug'"; return 1; }
+			shift
+			n=0
+			[[ ${1:-} != -- && $# -gt 0 ]] || { fail "pc_kernel_symptom: $slug: no evidence given"; return 1; }
+			continue
+		fi
+		lines+="kernel-symptom: $slug: $1"$'\n'
+		n=$((n + 1))
+		shift
+	done
+	[[ -n $lines ]] || { fail "pc_kernel_symptom: no symptom given"; return 1; }
+	pc_log "$lines"
+	printf '%s' "$lines" | fail
 }
 
 # pc_count_events FILE [GLOB]: number of oracle/trace lines for probes

@@ -118,8 +118,11 @@ integ_redzone_call() {
 		got[$key]+="$where "
 	done < <(integ_records "$o")
 	((n)) || return 2
+	# Hit numbers restart at every fire step: a key may cover several
+	# hits, each with the same four qwords.
 	for key in "${!got[@]}"; do
-		if [[ $(tr ' ' '\n' <<<"${got[$key]}" | sed '/^$/d' | sort | xargs) != "-16(%rsp) -24(%rsp) -32(%rsp) -8(%rsp)" ]]; then
+		if [[ $(tr ' ' '\n' <<<"${got[$key]}" | sed '/^$/d' | sort | uniq -c | awk '{ print $1 }' | sort -u | wc -l) != 1 ||
+		      $(tr ' ' '\n' <<<"${got[$key]}" | sed '/^$/d' | sort -u | xargs) != "-16(%rsp) -24(%rsp) -32(%rsp) -8(%rsp)" ]]; then
 			echo "not the optimized-CALL signature: $key: only ${got[$key]}differ"
 			return 1
 		fi
@@ -156,14 +159,15 @@ integ_judge() {
 # integ_verdict ORACLE [ALLOW_RESULT] [EVIDENCE...]: after every other
 # check passed: nothing to say if the program was unharmed; the K1
 # finding if every corruption record is its signature; a failure naming
-# the corruption otherwise.
+# the corruption otherwise.  INTEG_MORE: further symptoms, as arguments
+# of pc_kernel_symptom ("-- SLUG EVIDENCE..."), reported with K1 or alone.
 integ_verdict() {
 	local o=$1 allow=${2:-0} why st=0
 	shift 2 2>/dev/null || shift $#
 	why=$(integ_redzone_call "$o" "$allow") || st=$?
 	case $st in
-	2) return 0 ;;
-	0) pc_kernel_symptom redzone-call "$why" "$@" ;;
+	2) ((${#INTEG_MORE[@]} == 0)) || pc_kernel_symptom "${INTEG_MORE[@]:1}" ;;
+	0) pc_kernel_symptom redzone-call "$why" "$@" ${INTEG_MORE[@]+"${INTEG_MORE[@]}"} ;;
 	*) printf 'traced program corrupted: %s\n%s\n' "$why" "$(integ_records "$o" | head -n 20)" |
 		batslib_decorate "traced program corrupted" | fail ;;
 	esac
