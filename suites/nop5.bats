@@ -315,3 +315,119 @@ seccomp_case() {
 @test "a process whose seccomp filter returns EPERM for the uprobe and uretprobe syscalls survives entry, return and nop5 probes" {
 	seccomp_case errno
 }
+
+# ---------------------------------------------------------------------------
+# Natural sys/sdt.h probes whose notes name a nop5 (or nop; nop5): the
+# compiler picks the operands, and clang keeps many of them below %rsp
+# (the red zone) — exactly where an optimized site's CALL writes.
+
+# nat_specs BIN LIB: SPECS and STEPS1/STEPS3 (fire once / three times) for
+# the natural probes without semaphores or strings, executable and library.
+nat_specs() {
+	local bin=$1 lib=$2 p
+	SPECS=() STEPS1="" STEPS3=""
+	for p in $("$bin" --list | jq -r 'select(.semaphore == false and .probe != "fx:str" and (.probe | test("^fx:"))) | .probe'); do
+		SPECS+=("usdt:$bin:$p")
+		STEPS1+=" fire:$p:1" STEPS3+=" fire:$p:3"
+	done
+	STEPS1+=" dlopen:$lib" STEPS3+=" dlopen:$lib"
+	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and (.probe | test("^fx(lib)?:")) and .probe != "fxlib:str") | .probe'); do
+		SPECS+=("usdt:$lib:$p")
+		STEPS1+=" libfire:$p:1" STEPS3+=" libfire:$p:3"
+	done
+}
+
+# rz_masks BIN LIB: "--mask PROV:NAME:I" for every operand read below %rsp
+# (a negative displacement from %rsp, with or without an index).
+rz_masks() {
+	local f prov name loc base sema args i op
+	for f in "$@"; do
+		while read -r prov name loc base sema args; do
+			i=0
+			for op in $args; do
+				i=$((i + 1))
+				[[ $op =~ @-[0-9]+\(%rsp[,\)] ]] && printf -- '--mask %s:%s:%d\n' "$prov" "$name" "$i"
+			done
+		done < <(pc_elf_notes "$f")
+	done | sort -u
+}
+
+# nat_trace V N OUT: trace every natural probe of variant V fired N times
+# (fresh process); OUT.o oracle, OUT.t trace, OUT.err; TST exit status.
+nat_trace() {
+	local bin lib
+	bin=$(fx_bin "$1") && lib=$(fx_lib "$1") || return 1
+	nat_specs "$bin" "$lib"
+	local -n steps=STEPS$2
+	TST=0
+	"$PC_BIN" trace --json -c "$bin --oracle $3.o $steps" "${SPECS[@]}" >"$3.t" 2>"$3.err" || TST=$?
+}
+
+# nat_variant V: prints one line: "V: exact ...", "V: red-zone ...",
+# "V: after-first-hit ..." (differs, or crashes, only after the first
+# hits, beyond the operands below %rsp) or "V: FAILED ...".
+nat_variant() {
+	local v=$1 bin lib d=$BATS_TEST_TMPDIR/$1 out n
+	local -a masks
+	bin=$(fx_bin "$v") && lib=$(fx_lib "$v") || { echo "$v: FAILED no fixture"; return 0; }
+	mkdir -p "$d"
+	nat_specs "$bin" "$lib"
+	((${#SPECS[@]} > 20)) || { echo "$v: FAILED only ${#SPECS[@]} probes listed"; return 0; }
+	# Every site's first hit in a fresh process is an int3 on every kernel.
+	nat_trace "$v" 1 "$d/1"
+	((TST == 0)) || { echo "$v: FAILED at the first hits: trace exited $TST: $(tail -n 1 "$d/1.err")"; return 0; }
+	out=$("$PC_TOOLS/oraclecmp" "$d/1.o" "$d/1.t" 2>&1) ||
+		{ echo "$v: FAILED at the first hits: $(tail -n 1 <<<"$out")"; return 0; }
+	nat_trace "$v" 3 "$d/3"
+	if ((TST == 0)) && out=$("$PC_TOOLS/oraclecmp" "$d/3.o" "$d/3.t" 2>&1); then
+		echo "$v: exact ($(tail -n 1 <<<"$out"))"
+		return 0
+	fi
+	[[ $v == *_combo ]] && { echo "$v: FAILED (the note names the nop: never optimized) $(tail -n 1 "$d/3.err") $(tail -n 1 <<<"$out")"; return 0; }
+	if ((TST != 0)); then
+		echo "$v: after-first-hit: the traced program died ($(grep -m1 'command' "$d/3.err")) after $(grep -c '"probe":' "$d/3.o") of its hits"
+		return 0
+	fi
+	mapfile -t masks < <(rz_masks "$bin" "$lib")
+	n=$(grep -c '^missing' <<<"$out" || true)
+	# shellcheck disable=SC2068
+	if out=$("$PC_TOOLS/oraclecmp" ${masks[@]} "$d/3.o" "$d/3.t" 2>&1); then
+		echo "$v: red-zone: $n distinct events differ after the first hits, all exact with the ${#masks[@]} operands below %rsp masked ($(printf '%s ' "${masks[@]}" | sed 's/--mask //g' | cut -c1-120)...)"
+	else
+		echo "$v: after-first-hit: $n distinct events differ after the first hits, also beyond the operands below %rsp (e.g. -N(%rbp) slots of a frameless leaf): $(tail -n 1 <<<"$out")"
+	fi
+}
+
+# The same probes built with sys/sdt.h's own nop must be exact, three hits
+# each: then what differs in a nop5 build differs because of the site.
+twin_exact() {
+	local v=${1%_nop5} d=$BATS_TEST_TMPDIR/twin.$1 out
+	mkdir -p "$d"
+	nat_trace "$v" 3 "$d/3" || { echo "no twin $v"; return 1; }
+	((TST == 0)) || { echo "$v (sys/sdt.h's nop): trace exited $TST: $(tail -n 1 "$d/3.err")"; return 1; }
+	out=$("$PC_TOOLS/oraclecmp" "$d/3.o" "$d/3.t" 2>&1) || { echo "$v (sys/sdt.h's nop): $(tail -n 1 <<<"$out")"; return 1; }
+}
+
+@test "natural probes whose notes name a nop5 or nop; nop5: arguments exact in every variant, executable and library" {
+	local v line failed='' why
+	local -a found=()
+	while read -r v; do
+		line=$(nat_variant "$v")
+		echo "# $line" >&3
+		pc_log "$line"
+		case $line in
+		*": FAILED"*) failed+=$'\n'"$line" ;;
+		*": red-zone"* | *": after-first-hit"*)
+			if why=$(twin_exact "$v"); then
+				found+=("$line; the same probes with sys/sdt.h's nop: exact")
+			else
+				failed+=$'\n'"$line; and the twin: $why"
+			fi ;;
+		esac
+	done < <(cat "$PC_FIXTURES/variants-nop.txt")
+	[[ -z $failed ]] || fail "variants failed:$failed"
+	((${#found[@]} == 0)) && return 0
+	pc_cap uprobe_optimize ||
+		fail "nop5 builds differ after the first hits on a kernel that does not optimize nop5 sites:$(printf '\n%s' "${found[@]}")"
+	pc_kernel_symptom redzone-call "nop5 builds of the natural probes: the first hit of every site exact, the same probes with sys/sdt.h's nop exact; after the kernel rewrote the sites into CALLs:" "${found[@]}"
+}

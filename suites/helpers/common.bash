@@ -229,8 +229,10 @@ _pc_trace_reap() {
 # fx_bin VARIANT: path of the fixture executable of VARIANT, which is
 #   CC_OPT_PIE as in fixtures/fixtures.mk, with or without "fx_":
 #   fx_bin gcc_O2_pie -> $PROBECHECK_BUILD/fixtures/fx_gcc_O2_pie
-# fx_lib VARIANT: its shared library (CC_OPT, a PIE suffix is ignored):
+# fx_lib VARIANT: its shared library (CC_OPT, a PIE suffix is ignored; a
+# probe-site form suffix, _nop5 or _combo, is kept):
 #   fx_lib gcc_O2_pie -> $PROBECHECK_BUILD/fixtures/libfx_gcc_O2.so
+#   fx_lib gcc_O2_pie_nop5 -> $PROBECHECK_BUILD/fixtures/libfx_gcc_O2_nop5.so
 # Both fail, naming the variants there are, if the file is missing.
 fx_bin() {
 	local v=${1#fx_}
@@ -238,10 +240,11 @@ fx_bin() {
 }
 
 fx_lib() {
-	local v=${1#fx_}
+	local v=${1#fx_} nop=''
+	[[ $v =~ _(nop5|combo)$ ]] && nop=_${BASH_REMATCH[1]} v=${v%"$nop"}
 	v=${v%_pie}
 	v=${v%_nopie}
-	_pc_fx_path "$PC_FIXTURES/libfx_$v.so"
+	_pc_fx_path "$PC_FIXTURES/libfx_$v$nop.so"
 }
 
 # fx_variants: every executable variant built (fixtures/variants.txt).
