@@ -1,21 +1,29 @@
 #!/usr/bin/env bats
 # detachkill.bats — SIGKILL of the tracer in the middle of its detach must
-# leave no breakpoint in the traced process.
+# leave no breakpoint in the traced process and no uprobe in the kernel.
 #
 # A per-site attach (perf, tracefs) detaches by closing one perf event per
 # site, ~0.1 s each on 6.18 and longer in guests: a tracer can be killed
-# with half of them closed.  The kernel then closes the rest as the
-# tracer exits, and every uprobe is unregistered: no int3 may remain in
-# the target's text (it would kill the target with SIGTRAP at its next
-# hit, the uprobe being gone) and no semaphore raised.  Found by the soak
-# on Debian's 6.1.0-56 guest: after SIGINT then SIGKILL mid-detach, one
-# site of a live fx_many kept 'cc' in 2 of 10 iterations, in both attach
-# modes; never on 6.18 (400 soak iterations).
+# with part of them closed.  The kernel then closes the rest as the
+# tracer exits, and every uprobe must be unregistered: no int3 may remain
+# in the target's text (it would trap at the next hit with nothing to
+# handle it), no semaphore raised, and nothing leaked in the kernel.
 #
-# Each round: fx_many loops over its probes; the tracer attaches 20 sites
-# (-p); SIGINT; once the tracer has closed at least one of its perf events
-# (round r: 3r-2 of them) and before it has closed them all, SIGKILL; then
-# every site and semaphore of the target is compared with the file.
+# Known kernel behaviour (ci/kernel-issues K3): the unregister that is in
+# progress when the SIGKILL arrives fails, because the kernel's page
+# write (get_user_pages on the target) refuses to work for a task with a
+# fatal signal pending; 6.12+ logs "probecheck:PID failed to unregister,
+# leaking uprobe" and leaves the uprobe registered with no consumer; the
+# target keeps the int3 and the raised semaphore until it hits the site.
+#
+# To decide in one run, each round measures, where it cannot be missed:
+#   - the target is idle (blocked on a fifo) from before the attach until
+#     after the checks, so a left breakpoint or semaphore stays visible;
+#   - the kernel log lines naming this round's tracer pid are counted;
+#   - then the target hits every site once, and its sites are checked
+#     again (does the kernel repair them at the hit?).
+# Every round is classified; the test reports the rate per attach path,
+# and fails (or reports K3) if any round left anything.
 # Rounds per path: PC_DETACHKILL_ROUNDS (default 5).
 # bats file_tags=faults
 
@@ -44,36 +52,68 @@ kill_mid_detach() {
 	pc_trace_stop KILL
 }
 
-# rounds MODE: the rounds of one attach path; fails naming each round
-# whose target kept a breakpoint or a raised semaphore.
+# kernel_leaks PID: the kernel log's "failed to unregister" lines for the
+# tracer PID (uprobe_warn prints the task's comm and pid).
+kernel_leaks() {
+	dmesg 2>/dev/null | grep -E "uprobe: probecheck:$1 failed to unregister" || true
+}
+
+# rounds MODE: the rounds of one attach path.  Prints the per-round
+# classes to the TAP stream; SYMPTOM gets the evidence of K3, BAD the
+# rounds that failed in any other way.
 rounds() {
-	local mode=$1 r fx bad='' out n
-	local fxm=$PC_FIXTURES/fx_many
+	local mode=$1 r fx n tr leaks after before f1 f2 d=$BATS_TEST_TMPDIR
+	local fxm=$PC_FIXTURES/fx_many nr=${PC_DETACHKILL_ROUNDS:-5} left=0 logged=0 repaired=0
 	[[ $mode == tracefs ]] && requires tracefs
-	for ((r = 1; r <= ${PC_DETACHKILL_ROUNDS:-5}; r++)); do
-		pc_spawn fx "$fxm" "ready:$BATS_TEST_TMPDIR/fx.$r" loop:2000
-		pc_wait_file "$BATS_TEST_TMPDIR/fx.$r"
-		pc_trace_bg "$BATS_TEST_TMPDIR/t.$r" --attach "$mode" -p "$fx" \
+	SYMPTOM=() BAD=''
+	for ((r = 1; r <= nr; r++)); do
+		f1=$(pc_fifo "f1.$r") f2=$(pc_fifo "f2.$r")
+		pc_spawn fx "$fxm" "ready:$d/fx.$r" "wait:$f1" fire:1 "ready:$d/hit.$r" "wait:$f2"
+		pc_wait_file "$d/fx.$r"
+		pc_trace_bg "$d/t.$r" --attach "$mode" -p "$fx" \
 			"usdt:$fxm:fxm:n?" "usdt:$fxm:fxm:s?"
-		n=$(perf_fds "$PC_TRACE_PID")
+		tr=$PC_TRACE_PID
+		n=$(perf_fds "$tr")
 		((n == 20)) || fail "round $r: the tracer holds $n perf events, expected 20"
 		# Round r kills after 3r-2 closes: 1, 4, 7, 10, 13, ...
 		kill_mid_detach $(((3 * r - 2) % 19))
 		"$PC_BIN" cleanup >>"$PC_LOG" 2>&1
-		out=$(pc_inv_sites "$fx")
-		pc_log "round $r: SIGKILL with $LANDED of 20 perf events open; sites: ${out:-clean}"
-		# Where the kills landed, in the TAP output for the record.
-		echo "# $mode round $r: SIGKILL with $LANDED of 20 perf events open, target ${out:+NOT }clean" >&3
-		[[ -z $out ]] || bad+=$'\n'"round $r (killed with $LANDED of 20 events open): $out"
-		pc_kill "$fx"
+		before=$(pc_inv_sites "$fx")
+		leaks=$(kernel_leaks "$tr")
+		pc_fifo_write "$f1" go
+		pc_wait_file "$d/hit.$r"
+		after=$(pc_inv_sites "$fx")
+		pc_fifo_write "$f2" go
+		wait "$fx" 2>/dev/null || BAD+=$'\n'"round $r: the target exited $? after hitting every site once"
+		[[ -n $before ]] && left=$((left + 1))
+		[[ -n $leaks ]] && logged=$((logged + 1))
+		[[ -n $before && -z $after ]] && repaired=$((repaired + 1))
+		echo "# $mode round $r: SIGKILL with $LANDED of 20 perf events open; kernel log: ${leaks:+$(wc -l <<<"$leaks") 'failed to unregister' line(s)}${leaks:-nothing}; target ${before:+NOT }clean${before:+ ($(wc -l <<<"$before") site(s)/semaphore(s))}; after one hit of every site: ${after:+NOT }clean" >&3
+		pc_log "round $r: before=${before:-clean} after=${after:-clean} leaks=${leaks:-none}"
+		# The tracer is dead and cleanup ran: whatever the target still
+		# holds, the kernel left.  Only a new difference after the hits,
+		# or a dead target, is something else.
+		if [[ -n $(comm -13 <(sort <<<"$before") <(sort <<<"$after")) ]]; then
+			BAD+=$'\n'"round $r: the target's hits made new differences: $after"
+		elif [[ -n $before || -n $leaks ]]; then
+			SYMPTOM+=("$mode round $r: SIGKILL with $LANDED of 20 events open: ${leaks:+kernel: $(head -n 1 <<<"$leaks" | sed 's/^\[[^]]*\] //'); }target: $(paste -sd ';' <<<"${before:-clean}")$([[ -n $before ]] && { [[ -n $after ]] && echo "; still there after the target hit every site" || echo "; repaired when the target hit the site"; })")
+		fi
 	done
-	[[ -z $bad ]] || fail "$mode: breakpoints or semaphores left in a live target after SIGKILL mid-detach:$bad"
+	echo "# $mode: $nr rounds: kernel logged a leak in $logged, target kept a breakpoint or semaphore in $left, repaired by its next hit in $repaired" >&3
+	RATE="$mode: of $nr rounds, kernel logged 'failed to unregister, leaking uprobe' in $logged, the idle target kept an int3 or a raised semaphore in $left (repaired at its next hit in $repaired)"
 }
 
-@test "perf: SIGKILL of the tracer mid-detach leaves no breakpoint or raised semaphore in the target" {
+verdict() {
+	[[ -z $BAD ]] || fail "$1: SIGKILL mid-detach:$BAD"
+	((${#SYMPTOM[@]} == 0)) || pc_kernel_symptom detach-kill-leak "$RATE" "${SYMPTOM[@]}"
+}
+
+@test "perf: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
 	rounds perf
+	verdict perf
 }
 
-@test "tracefs: SIGKILL of the tracer mid-detach leaves no breakpoint or raised semaphore in the target" {
+@test "tracefs: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
 	rounds tracefs
+	verdict tracefs
 }

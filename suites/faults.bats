@@ -563,13 +563,16 @@ entries_signal() {
 @test "soak sample: 10 random faults per attach mode (perf, tracefs, multi), every invariant holds after cleanup" {
 	requires cmd:strace "file:$PC_FIXTURES/fx_many"
 	run -0 "$PROBECHECK_ROOT/harness/soak" -n 10
-	assert_line --regexp '^soak: perf: 10 iterations, 0 leaks'
+	assert_line --regexp '^soak: perf: 10 iterations, 0 leaks,'
 	if pc_cap tracefs; then
-		assert_line --regexp '^soak: tracefs: 10 iterations, 0 leaks'
+		assert_line --regexp '^soak: tracefs: 10 iterations, 0 leaks,'
 	fi
 	if pc_cap uprobe_multi; then
-		assert_line --regexp '^soak: multi: 10 iterations, 0 leaks'
+		assert_line --regexp '^soak: multi: 10 iterations, 0 leaks,'
 	fi
+	# Leaks a SIGKILLed tracer could not have caused are the kernel's
+	# (K3, reported deterministically by detachkill.bats): counted apart.
+	grep -E '^soak: .*kernel K3' <<<"$output" | sed 's/^/# /' >&3 || true
 }
 
 # ---------------------------------------------------------------------------
