@@ -241,3 +241,22 @@ result_variant() {
 	[[ -z $notcall ]] || fail "traced program corrupted at a site that is not an optimized CALL:$notcall"
 	((${#corrupt[@]} == 0)) || pc_kernel_symptom redzone-call "${corrupt[@]}"
 }
+
+@test "pid entry and return probes on compiler-made nop5 entries (gcc -pg -mfentry -mnop-mcount): exact, the entry's state recorded" {
+	local o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json d=$BATS_TEST_TMPDIR fx f pid addr file
+	fx=$PC_FIXTURES/fx_pidfn_O2_nopie_nop5
+	requires "file:$fx"
+	f=$(pc_fifo go)
+	pc_trace_bg "$t" --json --args 8 -c "$fx --oracle $o add8:50 ready:$d/r wait:$f add8:50" \
+		"pid:$fx:pf_add8:entry" "pid:$fx:pf_add8:return"
+	pc_wait_file "$d/r"
+	pid=$(cat "$d/r")
+	addr=$(pc_sym_addr "$pid" "$fx" pf_add8)
+	file=$(pc_file_bytes "$fx" pf_add8 5)
+	[[ $file == "0f 1f 44 00 "* ]] || fail "pf_add8 does not begin with a nop5 in '$fx': $file"
+	echo "# pf_add8 entry after 50 calls: $(pc_site_state "$pid" "$addr" "$file")" >&3
+	pc_fifo_write "$f" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$o" "$t"
+}
