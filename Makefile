@@ -65,14 +65,14 @@ BPF_OBJS   := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
 SKELS      := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/%.skel.h)
 CLI_SRCS   := $(wildcard harness/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(O)/%.o)
-TOOL_SRCS  := $(wildcard harness/tools/*.c)
+TOOL_SRCS  := $(filter-out %.bpf.c,$(wildcard harness/tools/*.c))
 TOOLS      := $(TOOL_SRCS:harness/tools/%.c=$(O)/tools/%)
 UNIT_SRCS  := $(wildcard suites/unit/test_*.c)
 UNITS      := $(UNIT_SRCS:suites/unit/%.c=$(O)/unit/%)
 PROBECHECK := $(O)/probecheck
 
 # Skeletons are inputs of every object; keep them between builds.
-.SECONDARY: $(SKELS) $(BPF_OBJS) $(O)/vmlinux.h
+.SECONDARY: $(SKELS) $(BPF_OBJS) $(O)/vmlinux.h $(O)/tools/clobber.bpf.o $(O)/tools/clobber.skel.h
 
 all: $(PROBECHECK) $(TOOLS) $(UNITS) fixtures
 
@@ -108,6 +108,19 @@ $(O)/harness/%.o: harness/%.c $(SKELS) | $(O)/harness
 $(PROBECHECK): $(CLI_OBJS) $(PROV_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# A test tool with a BPF program of its own: harness/tools/X.bpf.c ->
+# $(O)/tools/X.skel.h, included as "tools/X.skel.h".
+$(O)/tools/%.bpf.o: harness/tools/%.bpf.c $(O)/vmlinux.h | $(O)/tools
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(O) -c $< -o $@
+	$(Q)llvm-strip -g $@
+
+$(O)/tools/%.skel.h: $(O)/tools/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(O)/tools/pc-clobber: $(O)/tools/clobber.skel.h
 
 $(O)/tools/%: harness/tools/%.c $(PROV_OBJS) | $(O)/tools
 	$(call msg,CC,$@)

@@ -260,3 +260,40 @@ result_variant() {
 	assert_equal "$PC_TRACE_STATUS" 0
 	assert_oracle "$o" "$t"
 }
+
+@test "a tracer that changes the program's state at the site (a BPF program writing %rbx or -48(%rsp)) is caught, and is not the kernel's signature" {
+	local d=$BATS_TEST_TMPDIR fx pid f off cp st=0 what
+	local o=$BATS_TEST_TMPDIR/o.json e=$BATS_TEST_TMPDIR/empty.json
+	fx=$(fx_bin "$FXV")
+	f=$(pc_fifo go)
+	: >"$e"
+	pc_spawn pid "$fx" --oracle "$o" ready:"$d/r" wait:"$f" fire:fxint:nop1:5
+	pc_wait_file "$d/r"
+	off=$(pc_sym_fileoff "$fx" fxint_nop1_site)
+	"$PC_TOOLS/pc-clobber" --ready "$d/cr" "$pid" "$fx" "$off" 2>"$d/cr.err" 3>&- &
+	cp=$!
+	pc_on_teardown kill -KILL "$cp"
+	while [[ ! -e $d/cr ]] && kill -0 "$cp" 2>/dev/null; do
+		sleep 0.01	# polling its ready file while it lives
+	done
+	if [[ ! -e $d/cr ]]; then
+		wait "$cp" || st=$?
+		((st == 3)) && skip "$(cat "$d/cr.err")"
+		fail "pc-clobber exited $st: $(cat "$d/cr.err")"
+	fi
+	what=$(cat "$d/cr")
+	echo "# pc-clobber writes $what" >&3
+	pc_fifo_write "$f" go
+	wait "$pid"
+	kill -INT "$cp"
+	wait "$cp" || fail "pc-clobber exited $?: $(cat "$d/cr.err")"
+	run -1 "$PC_TOOLS/oraclecmp" "$o" "$e"
+	assert_output --partial 'traced program corrupted'
+	if [[ $what == %rbx ]]; then
+		assert_output --partial '"what":"%rbx"'
+	else
+		assert_output --partial '"what":"redzone","where":"-48(%rsp)"'
+	fi
+	run -1 integ_redzone_call "$o"
+	assert_output --partial 'not the optimized-CALL signature'
+}

@@ -197,3 +197,21 @@ pc_note_addr() {
 	done < <(pc_elf_notes "$2")
 	fail "pc_note_addr: no note for $3 in '$2'"
 }
+
+# pc_sym_fileoff FILE SYMBOL: the file offset of SYMBOL (hex), as a uprobe
+# takes it.
+pc_sym_fileoff() {
+	local va off=''
+	local -a w
+	va=$(nm -- "$1" | awk -v s="$2" '$3 == s { print $1; exit }')
+	[[ -n $va ]] || { fail "pc_sym_fileoff: no symbol '$2' in '$1'"; return 1; }
+	while read -r -a w; do
+		[[ ${w[0]:-} == LOAD ]] || continue
+		if ((0x$va >= w[2] && 0x$va < w[2] + w[4])); then
+			off=$((0x$va - w[2] + w[1]))
+			break
+		fi
+	done < <(LC_ALL=C readelf -lW -- "$1")
+	[[ -n $off ]] || { fail "pc_sym_fileoff: '$2' is in no PT_LOAD of '$1'"; return 1; }
+	printf '0x%x\n' "$off"
+}
