@@ -1,49 +1,18 @@
 #!/usr/bin/env bats
-# matrix.bats — the tools that turn per-kernel results into verdicts and
-# RESULTS.md (harness/write-matrix, harness/merge-matrix), on synthetic
-# matrix directories: a cell or verdict they get wrong would misreport
-# every kernel, so each rule is checked against a failure it must show.
+# matrix.bats — the reporting module's kernel matrix (harness/report
+# matrix, kernels, merge, overlay), on synthetic matrix directories: a cell
+# or verdict it gets wrong would misreport every kernel, so each rule is
+# checked against a failure it must show.  Kernel findings as such (what
+# makes a failed test "kernel: ID") are report.bats'.
+#
+# The module needs python3, which guests do not have: there their results
+# are judged on the host, and this suite skips.
 #
 # bats file_tags=harness
 
 load helpers/common
-
-# kern M NAME VERDICT: kernel NAME (row, caps, empty kernel log) in matrix M.
-kern() {
-	mkdir -p "$1/$2/results/r1"
-	[[ -f $1/kernels.tsv ]] ||
-		printf 'name\tspec\tverdict\twhy\tboot_s\twall_s\trelease\n' >"$1/kernels.tsv"
-	printf '%s\tspec-%s\t%s\twhy-%s\t4\t100\trel-%s\n' "$2" "$2" "$3" "$2" "$2" >>"$1/kernels.tsv"
-	printf 'uprobe_pmu=1\ntracefs=1\nuprobe_multi=0\nuprobe_multi_why=not here\n' >"$1/$2/caps"
-	: >"$1/$2/kernel-findings.txt"
-	echo 1 >"$1/wall_s"
-	echo abc1234 >"$1/commit"
-}
-
-# suite M NAME SUITE FAILS: SUITE's TAP (stdin) on kernel NAME, and its
-# suites.tsv row with FAILS counted failures, as harness/run-suites writes.
-suite() {
-	local d=$1/$2/results/r1/$3
-	mkdir -p "$d"
-	cat >"$d/$3.tap"
-	: >"$d/$3.harness"
-	printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\n%s\t0\t%s\t0\t1\t%s\n' \
-		"$3" "$4" "$(($4 > 0))" >"$d/suites.tsv"
-}
-
-# unit M NAME BIN STATUS: a unit binary's TAP (stdin) and exit status.
-unit() {
-	cat >"$1/$2/results/unit-$3.tap"
-	echo "$4" >"$1/$2/results/unit-$3.status"
-}
-
-write_matrix() { "$PROBECHECK_ROOT/harness/write-matrix" "$@"; }
-merge_matrix() { "$PROBECHECK_ROOT/harness/merge-matrix" "$@"; }
-
-# section TEXT HEADING: the lines of TEXT under "### HEADING" up to the next.
-section() {
-	awk -v h="### $2" '$0 == h { on = 1; next } /^### / { on = 0 } on' <<<"$1"
-}
+load helpers/results
+PC_REQUIRES=(cmd:python3)
 
 # three kernels: a passes everything, b fails t1 and never ran t3, c's
 # guest crashed (INFRA) after reporting t1.
@@ -52,18 +21,18 @@ three() {
 	kern "$m" a PASS
 	kern "$m" b FAIL
 	kern "$m" c INFRA
-	suite "$m" a s 0 <<-'EOF'
+	suite "$m" a s <<-'EOF'
 		1..3
 		ok 1 t1
 		ok 2 t2 # skip needs x
 		ok 3 t3
 	EOF
-	suite "$m" b s 1 <<-'EOF'
+	suite "$m" b s <<-'EOF'
 		1..2
 		not ok 1 t1
 		ok 2 t2 # skip needs x
 	EOF
-	suite "$m" c s 0 <<-'EOF'
+	suite "$m" c s <<-'EOF'
 		1..3
 		ok 1 t1
 	EOF
@@ -71,10 +40,11 @@ three() {
 	printf 'ok 1 a\n1..1\n' | unit "$m" b test_x 0
 }
 
-@test "write-matrix: pass, FAIL, skip, infra and not-run cells; the differing test comes first" {
+@test "matrix: pass, FAIL, skip, infra and not-run cells; the differing test comes first" {
+	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	three "$m"
-	PROBECHECK_XFAIL=/dev/null run -0 write_matrix "$m"
+	run -0 report matrix "$m"
 	every=$(section "$output" "Every test")
 	grep -qxF '| s | t1 | pass | FAIL | infra |' <<<"$every" || fail "t1 row wrong: $every"
 	grep -qxF '| s | t2 | skip | skip | - |' <<<"$every" || fail "t2 row wrong: $every"
@@ -83,64 +53,137 @@ three() {
 	differs=$(section "$output" "Tests whose outcome differs between kernels")
 	grep -qF '| s | t1 |' <<<"$differs" || fail "t1 not called out: $differs"
 	! grep -qE '\| s \| t[23] \|' <<<"$differs" || fail "t2/t3 do not differ: $differs"
-	assert_line --partial '| b | `rel-b` | FAIL: why-b |'
+	assert_line --partial '| a | `rel-a` | PASS | perf tracefs  |'
+	assert_line --partial '| b | `rel-b` | FAIL: s: 0 passed, 1 failed, 1 skipped, 0 kernel |'
 	assert_line --partial '| c | `rel-c` | INFRA: why-c |'
 	assert_line '| uprobe_multi | no (not here) | no (not here) | no (not here) |'
 }
 
-@test "write-matrix: a unit binary with a short plan or no plan is FAIL" {
+@test "matrix: a unit binary with a short plan, no plan or a non-zero exit is FAIL, and fails its kernel" {
+	results_issues
 	m=$BATS_TEST_TMPDIR/m
-	kern "$m" a FAIL
+	kern "$m" a PASS
 	printf '1..3\nok 1 x\nok 2 y\n' | unit "$m" a test_short 0
 	printf 'ok 1 x\n' | unit "$m" a test_noplan 0
-	PROBECHECK_XFAIL=/dev/null run -0 write_matrix "$m"
+	printf 'ok 1 x\n1..1\n' | unit "$m" a test_exit 1
+	printf 'ok 1 x\n1..1\n' | unit "$m" a test_good 0
+	run -0 report matrix "$m"
 	assert_line '| unit | test_short | FAIL |'
 	assert_line '| unit | test_noplan | FAIL |'
+	assert_line '| unit | test_exit | FAIL |'
+	assert_line '| unit | test_good | pass |'
+	run -0 report matrix --verdicts "$m"
+	assert_output "$(printf 'a\tFAIL\t3 unit binaries failed')"
 }
 
-@test "write-matrix: an expected failure is xfail and its kernel passes; an expected one that passes is XPASS" {
+@test "matrix: a listed kernel finding is a 'kernel: ID' cell and its kernel passes; its verdict says which" {
+	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	three "$m"
-	printf '# comment\na\t^s: t1$\twhy a\nb\t^s: t1$\twhy b\n' >"$BATS_TEST_TMPDIR/xfail"
-	export PROBECHECK_XFAIL=$BATS_TEST_TMPDIR/xfail
-	run -0 write_matrix "$m"
-	assert_line '| s | t1 | XPASS | xfail | infra |'
-	run -0 write_matrix --verdicts "$m"
-	assert_line "$(printf 'a\tPASS\twhy-a')"
-	assert_line "$(printf 'b\tPASS\tevery failure expected (1 xfail, ci/xfail)')"
+	suite "$m" b s < <(printf '1..2\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n')
+	run -0 report matrix "$m"
+	assert_line '| s | t1 | pass | kernel: K1 | infra |'
+	assert_line --partial '| b | `rel-b` | PASS (kernel: K1: 1 test) |'
+	run -0 report matrix --verdicts "$m"
+	assert_line "$(printf 'a\tPASS\tevery test passed')"
+	assert_line "$(printf 'b\tPASS\tevery failure a listed kernel finding (K1: 1 test)')"
 	assert_line "$(printf 'c\tINFRA\twhy-c')"
+	# the matrix alone (the GitHub table job) shows the findings per kernel
+	run -0 report matrix "$m"
+	findings=$(section "$output" "Kernel findings per kernel")
+	grep -qF '| K1 | the red zone is overwritten | not reproduced (2 tests passed) | **reproduced** (by 1 test) | infra |' <<<"$findings" ||
+		fail "K1 row wrong: $findings"
 }
 
-@test "write-matrix: ci/xfail never hides a failure it does not name" {
-	printf 'b\t^s: t1$\twhy\n' >"$BATS_TEST_TMPDIR/xfail"
-	export PROBECHECK_XFAIL=$BATS_TEST_TMPDIR/xfail
-	fail_line=$(printf 'b\tFAIL\twhy-b')
+@test "matrix: a kernel finding never hides a failure it does not explain" {
+	results_issues
+	fail_b() { assert_line --regexp "^b	FAIL	"; }
+	finding() { suite "$1" b s < <(printf '1..2\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n'); }
 	# another test failed too
 	m=$BATS_TEST_TMPDIR/m1
 	three "$m"
-	suite "$m" b u 1 <<<$'1..1\nnot ok 1 other'
-	run -0 write_matrix --verdicts "$m"
-	assert_line "$fail_line"
-	# the runner counted a failure with no TAP line (a test the crash never ran)
+	finding "$m"
+	suite "$m" b u <<<$'1..1\nnot ok 1 other'
+	run -0 report matrix --verdicts "$m"
+	fail_b
+	assert_line --partial "u: 0 passed, 1 failed, 0 skipped, 0 kernel"
+	# the plan promised a test the crash never ran
 	m=$BATS_TEST_TMPDIR/m2
 	three "$m"
-	cp "$m/b/results/r1/s/s.tap" "$BATS_TEST_TMPDIR/s.tap"
-	suite "$m" b s 2 <"$BATS_TEST_TMPDIR/s.tap"
-	grep -q '^not ok 1 t1$' "$m/b/results/r1/s/s.tap"
-	run -0 write_matrix --verdicts "$m"
-	assert_line "$fail_line"
-	# a harness-level failure (timeout, leftovers)
+	suite "$m" b s < <(printf '1..3\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n')
+	run -0 report matrix --verdicts "$m"
+	fail_b
+	assert_line --partial "s: 0 passed, 1 failed, 1 skipped, 1 kernel"
+	# a runner's own failure (timeout, leftovers)
 	m=$BATS_TEST_TMPDIR/m3
 	three "$m"
+	finding "$m"
 	printf 'fail\tafter the suite: leftover uprobe\n' >"$m/b/results/r1/s/s.harness"
-	run -0 write_matrix --verdicts "$m"
-	assert_line "$fail_line"
+	run -0 report matrix --verdicts "$m"
+	fail_b
 	# a unit binary that exited non-zero after a clean TAP
 	m=$BATS_TEST_TMPDIR/m4
 	three "$m"
+	finding "$m"
 	printf 'ok 1 a\n1..1\n' | unit "$m" b test_x 1
-	run -0 write_matrix --verdicts "$m"
-	assert_line "$fail_line"
+	run -0 report matrix --verdicts "$m"
+	fail_b
+	# bats exited non-zero, yet no test failed (a bats error)
+	m=$BATS_TEST_TMPDIR/m5
+	three "$m"
+	finding "$m"
+	suite "$m" b u 1 <<<$'1..1\nok 1 fine'
+	run -0 report matrix --verdicts "$m"
+	fail_b
+	assert_line --partial "u: 1 passed, 1 failed, 0 skipped, 0 kernel"
+	# a suite the guest started but left no suites.tsv of
+	m=$BATS_TEST_TMPDIR/m6
+	three "$m"
+	finding "$m"
+	mkdir -p "$m/b/results/r1/lost"
+	echo 'run-suites: cannot probe' >"$m/b/results/r1/lost/run.txt"
+	run -0 report matrix --verdicts "$m"
+	fail_b
+	assert_line --partial "1 suites left no results"
+	# INFRA stays INFRA whatever its partial results say
+	m=$BATS_TEST_TMPDIR/m7
+	three "$m"
+	suite "$m" c s <<<$'1..1\nok 1 t1'
+	run -0 report matrix --verdicts "$m"
+	assert_line "$(printf 'c\tINFRA\twhy-c')"
+}
+
+@test "kernels: kernels.tsv written from the kernel directories, verdicts judged now; exit 0/1/3 by them" {
+	results_issues
+	m=$BATS_TEST_TMPDIR/m
+	three "$m"
+	echo 7.5 >"$m/a/boot_s"
+	echo 1234 >"$m/a/wall_s"
+	echo 6.1.0-56 >"$m/a/kernel"
+	run -1 report kernels "$m" a b c
+	assert_equal "$(sed -n 2p "$m/kernels.tsv")" "$(printf 'a\tspec-a\tPASS\tevery test passed\t7.5\t1234\t6.1.0-56')"
+	assert_equal "$(cut -f1,3 "$m/kernels.tsv" | tail -n 2)" "$(printf 'b\tFAIL\nc\tINFRA')"
+	suite "$m" b s < <(printf '1..2\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n')
+	run -3 report kernels "$m" a b c
+	assert_equal "$(cut -f1,3 "$m/kernels.tsv" | tail -n 2)" "$(printf 'b\tPASS\nc\tINFRA')"
+	run -0 report kernels "$m" a b
+	run -2 report kernels "$m" a nosuch
+	assert_output "report: kernels: '$m/nosuch': no such kernel directory"
+}
+
+@test "matrix: the kernel log column counts every pattern, 'hard LOCKUP' and 'verifier bug' too" {
+	results_issues
+	m=$BATS_TEST_TMPDIR/m
+	kern "$m" a PASS
+	kern "$m" b PASS
+	kern "$m" c PASS
+	printf '[    1.0] watchdog: Watchdog detected hard LOCKUP on cpu 0\n' >"$BATS_TEST_TMPDIR/console"
+	report kernlog "$BATS_TEST_TMPDIR/console" >"$m/a/kernel-findings.txt"
+	printf 'verifier bug: insn 3\n' >"$m/b/kernel-findings.txt"
+	run -0 report matrix "$m"
+	assert_line --regexp '^\| a \|.* \| 1 finding\(s\), see a/kernel-findings.txt \|$'
+	assert_line --regexp '^\| b \|.* \| 1 finding\(s\), see b/kernel-findings.txt \|$'
+	assert_line --regexp '^\| c \|.* \| clean \|$'
 }
 
 # split M PARTS: one matrix directory per kernel of M under PARTS/NAME.
@@ -156,53 +199,56 @@ split() {
 	done
 }
 
-@test "merge-matrix: per-kernel parts merge into the matrix they came from, in ci/kernels order" {
+@test "merge: per-kernel parts merge into the matrix they came from, in ci/kernels order" {
+	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" host PASS
 	kern "$m" debian-6.1-cloud FAIL
 	kern "$m" mine PASS
-	suite "$m" host s 0 <<<$'1..1\nok 1 t1'
-	suite "$m" debian-6.1-cloud s 1 <<<$'1..1\nnot ok 1 t1'
-	suite "$m" mine s 0 <<<$'1..1\nok 1 t1'
+	suite "$m" host s <<<$'1..1\nok 1 t1'
+	suite "$m" debian-6.1-cloud s <<<$'1..1\nnot ok 1 t1'
+	suite "$m" mine s <<<$'1..1\nok 1 t1'
 	split "$m" "$BATS_TEST_TMPDIR/p"
 	cd "$BATS_TEST_TMPDIR"
-	run -0 merge_matrix out p/mine p/debian-6.1-cloud p/host
-	assert_output "merge-matrix: 3 kernels from 3 parts into out"
+	run -0 report merge out p/mine p/debian-6.1-cloud p/host
+	assert_output "report merge: 3 kernels from 3 parts into out"
 	diff "$m/kernels.tsv" out/kernels.tsv || fail "kernels.tsv differs (order or rows)"
 	assert_equal "$(cat out/commit) $(cat out/suites) $(cat out/wall_s)" "abc1234 all 160"
-	PROBECHECK_XFAIL=/dev/null run -0 write_matrix "$m"
+	run -0 report matrix "$m"
 	want=$(grep -v '^Generated by\|^- Matrix wall' <<<"$output")
-	PROBECHECK_XFAIL=/dev/null run -0 write_matrix out
+	run -0 report matrix out
 	assert_equal "$(grep -v '^Generated by\|^- Matrix wall' <<<"$output")" "$want"
 }
 
-@test "merge-matrix: parts from two commits say both" {
+@test "merge: parts from two commits say both" {
+	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" a PASS
 	kern "$m" b PASS
 	split "$m" "$BATS_TEST_TMPDIR/p"
 	echo def5678 >"$BATS_TEST_TMPDIR/p/b/commit"
-	run -0 merge_matrix "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR"/p/{a,b}
+	run -0 report merge "$BATS_TEST_TMPDIR/out" "$BATS_TEST_TMPDIR"/p/{a,b}
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/commit")" "abc1234; def5678"
 }
 
-@test "merge-matrix: a kernel in two parts, or a part that is no matrix: exit 1 naming it, OUTDIR untouched" {
+@test "merge: a kernel in two parts, or a part that is no matrix: exit 2 naming it, OUTDIR untouched" {
+	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" a PASS
 	kern "$m" b PASS
 	split "$m" "$BATS_TEST_TMPDIR/p"
 	cd "$BATS_TEST_TMPDIR"
 	mkdir out && echo keep >out/kernels.tsv
-	run -1 merge_matrix out p/a p/b p/a
-	assert_output "merge-matrix: kernel 'a' is in both 'p/a' and 'p/a'"
-	run -1 merge_matrix out p/a nothere
-	assert_output "merge-matrix: 'nothere': not a matrix directory (no kernels.tsv)"
+	run -2 report merge out p/a p/b p/a
+	assert_output "report: merge: kernel 'a' is in both 'p/a' and 'p/a'"
+	run -2 report merge out p/a nothere
+	assert_output "report: merge: 'nothere': not a matrix directory (no kernels.tsv)"
 	rm -r p/b/b
-	run -1 merge_matrix out p/a p/b
-	assert_output "merge-matrix: 'p/b': kernel 'b' is listed but has no directory"
+	run -2 report merge out p/a p/b
+	assert_output "report: merge: 'p/b': kernel 'b' is listed but has no directory"
 	assert_equal "$(ls -A out) $(cat out/kernels.tsv)" "kernels.tsv keep"
-	run -2 merge_matrix out
-	assert_output --partial "usage: merge-matrix OUTDIR PART..."
+	run -2 report merge out
+	assert_output --partial "usage: report merge [-h] OUTDIR PART"
 }
 
 # kdir DIR VERDICT: a kernel's results directory with that verdict, 100 s.
@@ -213,38 +259,47 @@ kdir() {
 	echo 100 >"$1/wall_s"
 	echo "finding-$(basename "$1")" >"$1/kernel-findings.txt"
 }
-overlay() { "$PROBECHECK_ROOT/harness/overlay-results" "$@"; }
 
-@test "overlay-results: a guest's rerun suite replaces only that suite; the verdict comes from all results" {
+@test "overlay: a guest's rerun suite replaces only that suite; the verdict comes from all results" {
+	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" FAIL
-	suite "$BATS_TEST_TMPDIR" k s 1 <<<$'1..1\nnot ok 1 t1'
-	suite "$BATS_TEST_TMPDIR" k u 0 <<<$'1..1\nok 1 t2'
+	suite "$BATS_TEST_TMPDIR" k s <<<$'1..1\nnot ok 1 t1'
+	suite "$BATS_TEST_TMPDIR" k u <<<$'1..1\nok 1 t2'
 	printf 'ok 1 a\n1..1\n' >"$k/results/unit-test_x.tap"
 	echo 0 >"$k/results/unit-test_x.status"
 	kdir "$r" PASS
-	suite "$BATS_TEST_TMPDIR" r s 0 <<<$'1..1\nok 1 t1'
-	run -0 overlay "$k" "$r" s
-	assert_output "overlay-results: k: PASS: every test passed (s rerun)"
+	suite "$BATS_TEST_TMPDIR" r s <<<$'1..1\nok 1 t1'
+	run -0 report overlay "$k" "$r" s
+	assert_output "report overlay: k: PASS: every test passed (s rerun)"
 	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 t1'
 	assert_equal "$(cat "$k/results/r1/u/u.tap")" $'1..1\nok 1 t2'
 	assert_equal "$(cat "$k/wall_s") $(cat "$k/reruns/1/suites")" "200 s"
 	assert_equal "$(cat "$k/kernel-findings.txt")" $'finding-k\nfinding-r'
+	assert_equal "$(cat "$k/verdict") $(cat "$k/verdict.base")" "PASS FAIL"
 	# a second rerun that fails u: FAIL naming u, kept in reruns/2
 	kdir "$r" FAIL
-	suite "$BATS_TEST_TMPDIR" r u 1 <<<$'1..1\nnot ok 1 t2'
-	run -1 overlay "$k" "$r" u
-	assert_output "overlay-results: k: FAIL: u: 0 passed, 1 failed, 0 skipped"
+	suite "$BATS_TEST_TMPDIR" r u <<<$'1..1\nnot ok 1 t2'
+	run -1 report overlay "$k" "$r" u
+	assert_output "report overlay: k: FAIL: u: 0 passed, 1 failed, 0 skipped, 0 kernel"
 	[[ -f $k/reruns/2/verdict ]]
-	# the unit binaries count too
+	# a rerun that reproduces a listed kernel problem: PASS, saying so
 	kdir "$r" PASS
-	suite "$BATS_TEST_TMPDIR" r u 0 <<<$'1..1\nok 1 t2'
+	suite "$BATS_TEST_TMPDIR" r u < <(printf '1..1\n'; sym 1 t2 redzone-call)
+	run -1 report overlay "$k" "$r" u
+	assert_output --partial "FAIL: u: 0 passed, 1 failed"   # u is not a K1 suite
+	suite "$BATS_TEST_TMPDIR" r s < <(printf '1..1\n'; sym 1 t1 redzone-call)
+	suite "$BATS_TEST_TMPDIR" r u <<<$'1..1\nok 1 t2'
+	run -0 report overlay "$k" "$r" s u
+	assert_output "report overlay: k: PASS: every failure a listed kernel finding (K1: 1 test) (s u rerun)"
+	# the unit binaries count too
 	echo 1 >"$k/results/unit-test_x.status"
-	run -1 overlay "$k" "$r" u
-	assert_output "overlay-results: k: FAIL: 1 unit binaries failed"
+	run -1 report overlay "$k" "$r" u
+	assert_output "report overlay: k: FAIL: 1 unit binaries failed"
 }
 
-@test "overlay-results: on the host's layout the suite's files and its suites.tsv row are replaced" {
+@test "overlay: on the host's layout the suite's files and its suites.tsv row are replaced" {
+	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" FAIL
 	kdir "$r" PASS
@@ -254,33 +309,52 @@ overlay() { "$PROBECHECK_ROOT/harness/overlay-results" "$@"; }
 	printf '1..1\nok 1 t2\n' >"$k/results/r1/all/u.tap"
 	printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\ns\t1\t0\t0\t2\t0\n' >"$r/results/r1/all/suites.tsv"
 	printf '1..1\nok 1 t1\n' >"$r/results/r1/all/s.tap"
-	run -0 overlay "$k" "$r" s
-	assert_output "overlay-results: k: PASS: every test passed (s rerun)"
+	run -0 report overlay "$k" "$r" s
+	assert_output "report overlay: k: PASS: every test passed (s rerun)"
 	assert_equal "$(cut -f1-3 "$k/results/r1/all/suites.tsv")" $'suite\tpass\tfail\ns\t1\t0\nu\t1\t0'
 	assert_equal "$(cat "$k/results/r1/all/s.tap")" $'1..1\nok 1 t1'
 }
 
-@test "overlay-results: an INFRA rerun replaces nothing and makes the kernel INFRA until a rerun completes" {
+@test "overlay: an INFRA rerun replaces nothing and makes the kernel INFRA until a rerun completes" {
+	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" PASS
-	suite "$BATS_TEST_TMPDIR" k s 0 <<<$'1..1\nok 1 old'
+	suite "$BATS_TEST_TMPDIR" k s <<<$'1..1\nok 1 old'
 	kdir "$r" INFRA
-	run -3 overlay "$k" "$r" s
-	assert_output "overlay-results: k: INFRA: rerun of s: why-INFRA"
+	run -3 report overlay "$k" "$r" s
+	assert_output "report overlay: k: INFRA: rerun of s: why-INFRA"
 	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 old'
 	kdir "$r" PASS
-	suite "$BATS_TEST_TMPDIR" r s 0 <<<$'1..1\nok 1 new'
-	run -0 overlay "$k" "$r" s
+	suite "$BATS_TEST_TMPDIR" r s <<<$'1..1\nok 1 new'
+	run -0 report overlay "$k" "$r" s
 	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 new'
 	# a whole run that was INFRA is not completed by a rerun
 	k2=$BATS_TEST_TMPDIR/k2
 	kdir "$k2" INFRA
-	run -3 overlay "$k2" "$r" s
+	run -3 report overlay "$k2" "$r" s
 	assert_output --partial "INFRA: why-INFRA (a rerun of s does not complete it)"
-	# a suite the rerun has no results for
-	run -3 overlay "$k" "$r" nosuch
-	assert_output "overlay-results: k: INFRA: rerun of nosuch: no results for suite 'nosuch'"
-	run -2 overlay "$k" "$BATS_TEST_TMPDIR/none" s
-	assert_output "overlay-results: '$BATS_TEST_TMPDIR/none': no verdict (not a kernel's results)"
-	run -2 overlay "$k"
+	# a suite the rerun has no results for: nothing replaced
+	suite "$BATS_TEST_TMPDIR" r t <<<$'1..1\nok 1 other'
+	run -3 report overlay "$k" "$r" t nosuch
+	assert_output "report overlay: k: INFRA: rerun of t nosuch: no results for suite 'nosuch'"
+	[[ ! -e $k/results/r1/t ]] || fail "suite t was put in place though the overlay failed"
+	run -2 report overlay "$k" "$BATS_TEST_TMPDIR/none" s
+	assert_output "report: overlay: '$BATS_TEST_TMPDIR/none': no verdict (not a kernel's results)"
+	run -2 report overlay "$k"
+}
+
+@test "overlay: a copy that fails leaves the kernel's results as they were and names the file" {
+	results_issues
+	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
+	kdir "$k" FAIL
+	suite "$BATS_TEST_TMPDIR" k s <<<$'1..1\nnot ok 1 old'
+	kdir "$r" PASS
+	suite "$BATS_TEST_TMPDIR" r s <<<$'1..1\nok 1 new'
+	mkfifo "$r/results/r1/s/a-fifo"      # shutil refuses to copy a named pipe
+	run -2 report overlay "$k" "$r" s
+	assert_output --regexp "^report: overlay: cannot copy '$r/results/r1/s' to .*a-fifo"
+	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nnot ok 1 old'
+	assert_equal "$(ls -A "$k/results/r1")" "s"
+	assert_equal "$(cat "$k/wall_s") $(cat "$k/verdict")" "100 FAIL"
+	[[ ! -e $k/reruns ]] || fail "the failed overlay kept a rerun record"
 }

@@ -131,18 +131,19 @@ def evaluate(kernel, status=None):
     return PASS, "every test passed"
 
 
-def stored(kdir):
-    """(verdict, why) as written when the run ended; INFRA when none was."""
+def stored(kdir, fallback=None):
+    """(verdict, why) as written when the run ended (else FALLBACK, what
+    kernels.tsv says); INFRA when there is none."""
     v = read_optional(os.path.join(kdir, "verdict"))
     why = read_optional(os.path.join(kdir, "verdict.why"), "")
     if not v:
-        return INFRA, "no verdict"
+        return fallback if fallback and fallback[0] else (INFRA, "no verdict")
     return v, why
 
 
-def verdict(kdir, issues):
+def verdict(kdir, issues, fallback=None):
     """The kernel's verdict now: INFRA as stored, else from its results."""
-    v, why = stored(kdir)
+    v, why = stored(kdir, fallback)
     base = read_optional(os.path.join(kdir, "verdict.base"))
     if v == INFRA or base == INFRA:
         return INFRA, why

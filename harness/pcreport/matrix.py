@@ -64,7 +64,7 @@ def _unit_files(d):
 
 def load_column(m, row, issues):
     c = Column(row["name"], row, os.path.join(m, row["name"]))
-    c.verdict, c.why = K.verdict(c.dir, issues)
+    c.verdict, c.why = K.verdict(c.dir, issues, (row["verdict"], row["why"]))
     c.kernel = K.load(c.dir, issues)
     for u in c.kernel.units:
         c.cells[("unit", u.name)] = "infra" if c.infra else ("pass" if u.ok else "FAIL")

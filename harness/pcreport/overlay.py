@@ -55,8 +55,8 @@ class Swap:
     def put(self, src, dst):
         tmp = os.path.join(os.path.dirname(dst), ".overlay-new." + os.path.basename(dst))
         _remove(tmp)
+        self.staged.append((tmp, dst))      # abort() removes what came
         _copy(src, tmp)
-        self.staged.append((tmp, dst))
 
     def text(self, text, dst):
         tmp = os.path.join(os.path.dirname(dst), ".overlay-new." + os.path.basename(dst))
@@ -174,33 +174,42 @@ def _keep(k, r, suites):
 
 
 def overlay(k, r, suites, issues):
-    """(verdict, why) after putting RERUN's SUITES over KDIR; written."""
+    """(verdict, why) after putting RERUN's SUITES over KDIR; written.
+    Nothing of KDIR changes before every replacement is staged whole."""
     for d in (k, r):
         if not os.path.isfile(os.path.join(d, "verdict")):
             raise ReportError(f"'{d}': no verdict (not a kernel's results)")
-    _keep(k, r, suites)
     what = " ".join(suites)
-    if read_optional(os.path.join(k, "verdict.base")) == K.INFRA:
+    base = read_optional(os.path.join(k, "verdict.base")) or K.stored(k)[0]
+    swap = None
+    if base == K.INFRA:
         v = (K.INFRA, f"{read_optional(os.path.join(k, 'verdict.why'), '')} (a rerun of {what} does not complete it)")
     elif K.stored(r)[0] == K.INFRA:
         v = (K.INFRA, f"rerun of {what}: {K.stored(r)[1]}")
     else:
-        v = _replace(k, r, suites, issues, what)
+        swap, missing = _stage(k, r, suites)
+        v = (K.INFRA, f"rerun of {what}: no results for suite '{missing}'") if missing else None
+    _keep(k, r, suites)
+    if v is None:
+        swap.commit()
+        v = K.evaluate(K.load(k, issues))
+        if v[0] == K.PASS:
+            v = (v[0], f"{v[1]} ({what} rerun)")
     K.write(k, *v)
     return v
 
 
-def _replace(k, r, suites, issues, what):
+def _stage(k, r, suites):
+    """(Swap with every replacement staged, None), or (None, SUITE) when
+    RERUN has no results for SUITE; a failed copy raises, nothing kept."""
     swap = Swap()
     try:
         _stage_units(swap, k, r)
         for s in suites:
             if not _stage_suite(swap, k, r, s):
                 swap.abort()
-                return K.INFRA, f"rerun of {what}: no results for suite '{s}'"
+                return None, s
     except ReportError:
         swap.abort()
         raise
-    swap.commit()
-    v, why = K.evaluate(K.load(k, issues))
-    return v, (f"{why} ({what} rerun)" if v == K.PASS else why)
+    return swap, None
