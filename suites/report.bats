@@ -1,0 +1,401 @@
+#!/usr/bin/env bats
+# report.bats — the reporting module (harness/report) on synthetic results:
+# what makes a failed test the kernel finding "kernel: ID" and what keeps
+# it a plain failure, what a run says about each listed problem, make
+# check's exit status and closing block, RESULTS.md's findings section,
+# the kernel log patterns, and the runners' and VM runner's use of it.
+# Every rule is checked against a result it must get right both ways: a
+# rule that stopped holding would misreport a kernel bug as a pass or a
+# tracer bug as the kernel's.  The matrix is matrix.bats'.
+#
+# The module needs python3, which guests do not have: there their results
+# are judged on the host, and this suite skips.
+#
+# bats file_tags=harness
+
+load helpers/common
+load helpers/results
+PC_REQUIRES=(cmd:python3)
+
+# hsuite D SUITE [STATUS]: SUITE's TAP (stdin) in a host results directory
+# D (make check's layout), with its suites.tsv row.
+hsuite() {
+	local st
+	mkdir -p "$1"
+	[[ -f $1/suites.tsv ]] || printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\tkernel\n' >"$1/suites.tsv"
+	cat >"$1/$2.tap"
+	: >"$1/$2.harness"
+	st=${3:-$(grep -q '^not ok' "$1/$2.tap" && echo 1 || echo 0)}
+	printf '%s\t-\t-\t-\t2\t%s\t-\n' "$2" "$st" >>"$1/suites.tsv"
+}
+
+# cls D SUITE TEST: the outcome cell and reason report classify gives.
+cls() {
+	report classify "$1" | awk -F'\t' -v s="$2" -v t="$3" '$1 == s && $2 == t { print $3 "|" $4 }'
+}
+
+@test "classify: a failure in pc_kernel_symptom with a listed slug, listed for the test, is 'kernel: ID'" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s < <(printf '1..3\nok 1 fine # in 3 ms\n'; sym 2 "red zone" redzone-call; sym 3 "fork child" fork-trampoline)
+	assert_equal "$(cls "$d" s "red zone")" "kernel: K1|"
+	assert_equal "$(cls "$d" s "fork child")" "kernel: K2|"
+	assert_equal "$(cls "$d" s fine)" "pass|"
+	# ... called from a helper: the innermost frame is still pc_kernel_symptom
+	hsuite "$d" integrity < <(printf '1..1\n'; sym 1 nested redzone-call | sed '2a #  from function `helper'"'"' in file suites/integrity.bats, line 4,')
+	assert_equal "$(cls "$d" integrity nested)" "kernel: K1|"
+}
+
+@test "classify: the same symptom from a test the entry does not list stays FAIL" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" other < <(printf '1..1\n'; sym 1 "red zone" redzone-call)
+	hsuite "$d" s < <(printf '1..1\n'; sym 1 "not a fork test" fork-trampoline)
+	assert_equal "$(cls "$d" other "red zone")" "FAIL|symptom 'redzone-call' not listed for this test"
+	assert_equal "$(cls "$d" s "not a fork test")" "FAIL|symptom 'fork-trampoline' not listed for this test"
+}
+
+@test "classify: a slug no entry lists stays FAIL" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s < <(printf '1..1\n'; sym 1 mystery new-kernel-bug)
+	assert_equal "$(cls "$d" s mystery)" "FAIL|unlisted kernel symptom 'new-kernel-bug'"
+}
+
+@test "classify: a symptom plus a cleanup violation stays FAIL" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s < <(printf '1..1\n'; sym 1 leaky redzone-call
+		printf '# -- cleanup invariants violated after the test --\n# uprobe of ours left: p:probecheck/x\n# --\n')
+	assert_equal "$(cls "$d" s leaky)" "FAIL|symptom 'redzone-call' plus leftovers (cleanup invariants violated)"
+}
+
+@test "classify: a test that failed elsewhere but printed a symptom line stays FAIL" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s < <(printf '1..2\n'; sym 1 body redzone-call -; sym 2 helper redzone-call pc_check_clean)
+	assert_equal "$(cls "$d" s body)" "FAIL|kernel symptom 'redzone-call' printed, but the test failed elsewhere"
+	assert_equal "$(cls "$d" s helper)" "FAIL|kernel symptom 'redzone-call' printed, but the test failed elsewhere"
+}
+
+@test "classify: several slugs name every id; one unlisted slug among them keeps it FAIL; a timeout is FAIL" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s < <(printf '1..3\n'
+		sym 1 "fork both" fork-trampoline | sed '$a # kernel-symptom: redzone-call: also'
+		sym 2 "fork half" fork-trampoline | sed '$a # kernel-symptom: mystery: also'
+		sym 3 "fork slow" fork-trampoline | sed '1s/ # in 12 ms$/ # timeout after 300s/')
+	assert_equal "$(cls "$d" s "fork both")" "kernel: K1, K2|"
+	assert_equal "$(cls "$d" s "fork half")" "FAIL|unlisted kernel symptom 'mystery'"
+	assert_equal "$(cls "$d" s "fork slow")" "FAIL|timeout after 300s"
+}
+
+@test "classify: the TAP bats really prints for pc_kernel_symptom is recognised, a failure elsewhere is not" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	mkdir -p "$d/junit"
+	# (Built with printf: bats would take an "@test" line in a heredoc here
+	# for one of this file's tests.)
+	{
+		printf 'load "%s/suites/helpers/common"\n' "$PROBECHECK_ROOT"
+		printf '%stest "red zone" {\n' @
+		printf '\tpc_kernel_symptom redzone-call "fxint pid 1 hit 2: red zone -8 differs" "second line"\n}\n'
+		printf '%stest "fails after a symptom in a subshell" {\n' @
+		printf '\t( pc_kernel_symptom redzone-call "ev" ) || true\n\tfalse\n}\n'
+	} >"$BATS_TEST_TMPDIR/integrity.bats"
+	# A clean environment: bats' own variables, and its libexec first in
+	# PATH, would steer the inner run; no fd 3 (the outer run's TAP stream).
+	st=0
+	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$HOME" PROBECHECK_ROOT="$PROBECHECK_ROOT" PROBECHECK_BUILD="$PROBECHECK_BUILD" \
+		bats --tap --print-output-on-failure --report-formatter junit --output "$d/junit" \
+		"$BATS_TEST_TMPDIR/integrity.bats" >"$BATS_TEST_TMPDIR/inner.tap" 2>&1 3>&- || st=$?
+	assert_equal "$st" 1
+	hsuite "$d" integrity 1 <"$BATS_TEST_TMPDIR/inner.tap"
+	assert_equal "$(cls "$d" integrity "red zone")" "kernel: K1|"
+	assert_equal "$(cls "$d" integrity "fails after a symptom in a subshell")" \
+		"FAIL|kernel symptom 'redzone-call' printed, but the test failed elsewhere"
+}
+
+# findings_run D: a host results directory where K1 reproduces (s), K2's
+# test passes (s: fork ok), K3's tests all skip (detachkill).
+findings_run() {
+	hsuite "$1" s < <(printf '1..3\n'; sym 1 "red zone" redzone-call; printf 'ok 2 fork ok\nok 3 fine\n')
+	hsuite "$1" detachkill <<<$'1..2\nok 1 perf # skip requires uprobe_pmu: no PMU\nok 2 tracefs # skip requires tracefs: not mounted'
+	mkdir -p "$1/run"
+	echo 6.18.44-test >"$1/run/kernel"
+	: >"$1/run/kernel-findings.txt"
+}
+
+@test "check: every failure a listed finding: exit 0, the findings printed, reproduced, not reproduced, not tested" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	findings_run "$d"
+	run -0 report check --status run-unit=0 --status run-suites=0 --status run-valgrind=0 "$d"
+	assert_line "probecheck: kernel findings on 6.18.44-test (ci/kernel-issues)"
+	assert_line "  KERNEL K1 reproduced by 1 test: the red zone is overwritten"
+	assert_line "    s: red zone"
+	assert_line "      redzone-call: evidence of red zone"
+	assert_line "  not reproduced: K2 (1 test passed)"
+	assert_line "  not tested: K3 (skipped: requires uprobe_pmu: no PMU; requires tracefs: not mounted)"
+	assert_line "probecheck: 2 passed, 0 failed, 2 skipped, 1 kernel"
+	assert_line "probecheck: make check PASSED: every failure is a listed kernel finding (above)"
+	# not run at all: not tested either
+	rm "$d/detachkill.tap"
+	sed -i '/^detachkill/d' "$d/suites.tsv"
+	run -0 report check "$d"
+	assert_line "  not tested: K3 (none of its tests ran)"
+}
+
+@test "check: a plain failure, a test never reported, a runner failure, a bats error, a unit binary or valgrind: exit 1" {
+	results_issues
+	for what in plain missing harness bats unit valgrind nosuites runner; do
+		d=$BATS_TEST_TMPDIR/$what
+		findings_run "$d"
+		st=()
+		case $what in
+		plain) hsuite "$d" u <<<$'1..1\nnot ok 1 broken' ;;
+		missing) hsuite "$d" u <<<$'1..2\nok 1 first' ;;
+		harness) printf 'fail\tsuite timed out after 1800s\n' >"$d/s.harness" ;;
+		bats) hsuite "$d" u 1 <<<$'1..1\nok 1 fine' ;;
+		unit) printf '1..2\nok 1 a\n' >"$d/unit-test_x.tap"; echo 0 >"$d/unit-test_x.status" ;;
+		valgrind) st=(--status run-valgrind=1) ;;
+		nosuites) rm "$d/suites.tsv" ;;
+		runner) st=(--status run-suites=2) ;;
+		esac
+		run -1 report check "${st[@]}" "$d"
+		assert_line --partial "probecheck: make check FAILED"
+		assert_line "  KERNEL K1 reproduced by 1 test: the red zone is overwritten"
+	done
+	run -1 report check "$BATS_TEST_TMPDIR/plain"
+	assert_line "  u: broken"
+	run -1 report check "$BATS_TEST_TMPDIR/missing"
+	assert_line "  u: 1 planned test(s) never reported (crash or kill)"
+	run -1 report check "$BATS_TEST_TMPDIR/bats"
+	assert_line "  u: (harness) bats exited with status 1 and no failed test (1 of 1 results)"
+	run -1 report check "$BATS_TEST_TMPDIR/unit"
+	assert_line "  unit test_x: plan says 2 checks, 1 ran"
+	run -1 report check --status run-valgrind=1 "$BATS_TEST_TMPDIR/valgrind"
+	assert_line "  run-valgrind exited with status 1"
+}
+
+@test "results: RESULTS.md opens with the kernel findings (id, title, outcome, tests, evidence), then the suites with a kernel column" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	findings_run "$d"
+	hsuite "$d" u < <(printf '1..1\n'; sym 1 "tracer bug" mystery)
+	printf 'valgrind: 6 of 6 runs clean\n' >"$d/valgrind.txt"
+	run -0 report results "$d" 75
+	# the first section after the header lines
+	assert_equal "$(grep -m1 '^## ' <<<"$output")" "## Kernel findings"
+	assert_line "- Wall time: 1m 15s"
+	assert_line "- Valgrind: 6 of 6 runs clean"
+	assert_line --partial "- Kernel log during the suites: clean (dmesg lines printed while the suites ran"
+	f=$(section "$output" "Kernel findings")
+	grep -qxF '**Reproduced on `6.18.44-test`: K1.**' <<<"$f" || fail "no reproduced line: $f"
+	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) |' <<<"$f" || fail "K1 row: $f"
+	grep -qxF '| K2 | a forked child dies at its first hit | not reproduced (1 test passed) |' <<<"$f" || fail "K2 row: $f"
+	grep -qF '| K3 | SIGKILL mid-detach leaks the uprobe | not tested (skipped: ' <<<"$f" || fail "K3 row: $f"
+	grep -qxF '  - s: red zone' <<<"$f" || fail "no test under K1: $f"
+	grep -qxF '    - `redzone-call: evidence of red zone`' <<<"$f" || fail "no evidence under K1: $f"
+	grep -qxF -- '- Fixed: 7.3' <<<"$f" || fail "no fix under K1: $f"
+	assert_line '| suite | passed | failed | skipped | kernel | time |'
+	assert_line '| s | 2 | 0 | 0 | 1 | 2s |'
+	assert_line '2 passed, 1 failed, 2 skipped, 1 kernel'
+	assert_line "- u: tracer bug (unlisted kernel symptom 'mystery')"
+	# with a matrix: a column per kernel
+	m=$BATS_TEST_TMPDIR/m
+	kern "$m" old PASS
+	suite "$m" old s <<<$'1..1\nok 1 red zone'
+	run -0 report results "$d" 75 "$m"
+	f=$(section "$output" "Kernel findings")
+	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) | not reproduced (1 test passed) |' <<<"$f" ||
+		fail "K1 row with the matrix: $f"
+	assert_line "## Kernel matrix"
+	# no dmesg scan: it says so
+	rm "$d/run/kernel-findings.txt"
+	run -0 report results "$d" 75
+	assert_line "- Kernel log during the suites: not scanned (no suite ran, or dmesg was not readable)"
+}
+
+# Every report the kernel log patterns know, one per line (the headlines of
+# lib/bug.c, panic, watchdogs, RCU, sanitizers, the verifier, uprobes).
+KLOG_LINES=(
+	"WARNING: CPU: 0 PID: 1 at kernel/events/uprobes.c:1 x"
+	"BUG: unable to handle page fault for address: 0"
+	"kernel BUG at mm/rmap.c:1!"
+	"Oops: 0000 [#1] PREEMPT SMP"
+	"general protection fault, probably for non-canonical address"
+	"Kernel panic - not syncing: Fatal exception"
+	"watchdog: BUG: soft lockup - CPU#0 stuck for 22s!"
+	"watchdog: Watchdog detected hard LOCKUP on cpu 1"
+	"rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:"
+	"rcu_sched self-detected stall on CPU"
+	"UBSAN: shift-out-of-bounds in kernel/x.c:1:2"
+	"KASAN: use-after-free in uprobe_free"
+	"verifier bug: insn 12: bad state"
+	"INFO: task kworker:1 blocked for more than 120 seconds."
+	"uprobe: probecheck:4242 failed to unregister, leaking uprobe"
+)
+
+@test "kernlog: every pattern is found and counted once, with its trace; a clean log is clean" {
+	results_issues
+	m=$BATS_TEST_TMPDIR/m
+	for i in "${!KLOG_LINES[@]}"; do
+		printf '[   1.000000] booting\n[   2.500000] %s\n[   2.500001]  dump_stack+0x1/0x2\n' "${KLOG_LINES[i]}" >"$BATS_TEST_TMPDIR/console"
+		kern "$m" "k$i" PASS
+		report kernlog "$BATS_TEST_TMPDIR/console" >"$m/k$i/kernel-findings.txt"
+		want=$(printf '%s\n dump_stack+0x1/0x2' "${KLOG_LINES[i]}")
+		[[ ${KLOG_LINES[i]} != *"leaking uprobe" ]] || want=${KLOG_LINES[i]}   # one line each
+		assert_equal "$(cat "$m/k$i/kernel-findings.txt")" "$want"
+	done
+	printf '[   1.000000] booting\n[   2.000000] probecheck: all well\n' >"$BATS_TEST_TMPDIR/console"
+	run -0 report kernlog "$BATS_TEST_TMPDIR/console"
+	assert_output ""
+	run -0 report matrix "$m"
+	for i in "${!KLOG_LINES[@]}"; do
+		assert_line --regexp "^\| k$i \|.* \| 1 finding\(s\), see k$i/kernel-findings.txt \|\$"
+	done
+}
+
+@test "kernlog --since: only what dmesg printed after the mark (run-suites on the host)" {
+	results_issues
+	printf '[   10.000000] uprobe: probecheck:1 failed to unregister, leaking uprobe\n' >"$BATS_TEST_TMPDIR/mark"
+	{
+		printf '[    5.000000] WARNING: CPU: 0 PID: 1 at old\n'
+		printf '[   10.000000] uprobe: probecheck:1 failed to unregister, leaking uprobe\n'
+		printf '[   11.000000] ------------[ cut here ]------------\n'
+		printf '[   11.000001] WARNING: CPU: 1 PID: 7 at new\n'
+		printf 'continuation of the report\n'
+		printf '[   12.000000] watchdog: Watchdog detected hard LOCKUP on cpu 1\n'
+	} >"$BATS_TEST_TMPDIR/dmesg"
+	run -0 report kernlog --since "$BATS_TEST_TMPDIR/mark" - <"$BATS_TEST_TMPDIR/dmesg"
+	assert_output "$(printf '%s\n' '------------[ cut here ]------------' 'WARNING: CPU: 1 PID: 7 at new' \
+		'continuation of the report' 'watchdog: Watchdog detected hard LOCKUP on cpu 1')"
+}
+
+@test "tally: run-suites' '-' counts filled in from the TAP; the last line and exit status count kernel apart" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	findings_run "$d"
+	run -0 report tally "$d" s
+	assert_line "   s: 2 passed, 0 failed, 0 skipped, 1 kernel (2s)"
+	assert_line "     kernel: K1: red zone"
+	assert_equal "$(grep -P '^s\t' "$d/suites.tsv")" "$(printf 's\t2\t0\t0\t2\t1\t1')"
+	run -0 report tally "$d"
+	assert_output "2 passed, 0 failed, 2 skipped, 1 kernel"
+	hsuite "$d" u <<<$'1..1\nnot ok 1 broken'
+	run -1 report tally "$d"
+	assert_output "2 passed, 1 failed, 2 skipped, 1 kernel"
+}
+
+@test "run-suites and run-unit: the module counts on the host; PROBECHECK_NO_REPORT=1 (a guest) only records" {
+	results_issues
+	printf '@test "t" {\n\ttrue\n}\n@test "u" {\n\tfalse\n}\n' >"$BATS_TEST_TMPDIR/syn.bats"
+	run -1 "$PROBECHECK_ROOT/harness/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/syn.bats"
+	assert_line "   syn: 1 passed, 1 failed, 0 skipped, 0 kernel (0s)"
+	assert_equal "${lines[-1]}" "1 passed, 1 failed, 0 skipped, 0 kernel"
+	assert_equal "$(cut -f1-4,6,7 "$BATS_TEST_TMPDIR/h/suites.tsv" | tail -n 1)" "$(printf 'syn\t1\t1\t0\t1\t0')"
+	[[ -f $BATS_TEST_TMPDIR/h/run/kernel ]]
+	PROBECHECK_NO_REPORT=1 run -1 "$PROBECHECK_ROOT/harness/run-suites" "$BATS_TEST_TMPDIR/g" "$BATS_TEST_TMPDIR/syn.bats"
+	assert_line --regexp "^   syn: bats status 1, 0 runner failures \([0-9]+s\); classified on the host$"
+	assert_equal "$(cut -f1-4,6,7 "$BATS_TEST_TMPDIR/g/suites.tsv" | tail -n 1)" "$(printf 'syn\t-\t-\t-\t1\t-')"
+	[[ ! -e $BATS_TEST_TMPDIR/g/run/kernel-findings.txt ]]
+	# the host classifies what the guest recorded
+	assert_equal "$(cls "$BATS_TEST_TMPDIR/g" syn u)" "FAIL|"
+	printf '#!/bin/sh\necho "1..2"\necho "ok 1 - a"\necho "not ok 2 - b"\nexit 1\n' >"$BATS_TEST_TMPDIR/test_bad"
+	chmod +x "$BATS_TEST_TMPDIR/test_bad"
+	run -1 "$PROBECHECK_ROOT/harness/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
+	assert_line "  FAIL test_bad: 1 of 2 checks failed"
+	assert_line "       not ok 2 - b"
+	assert_line "unit: 1 binaries, 0 passed, 1 failed; 2 checks, 1 failed"
+	PROBECHECK_NO_REPORT=1 run -1 "$PROBECHECK_ROOT/harness/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
+	assert_line "  test_bad: exit status 1 (classified on the host)"
+}
+
+# guest K: a guest's results as harness/vm-run leaves them after unpack.
+guest() {
+	mkdir -p "$1/results"
+	echo "6.1.0-56 4.2" >"$1/results/guest.hello"
+	echo "done 1" >"$1/results/guest.status"
+	: >"$1/unpack.log"
+	: >"$1/console.log"
+	suite "$(dirname "$1")" "$(basename "$1")" s < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
+}
+
+@test "verdict --guest: INFRA when the run did not complete; PASS with a finding; FAIL when the results show none of a failure" {
+	results_issues
+	k=$BATS_TEST_TMPDIR/k
+	guest "$k"
+	run -0 report verdict --guest --qemu-status 0 --timeout 7200 "$k"
+	assert_output "$(printf 'PASS\tevery failure a listed kernel finding (K1: 1 test)')"
+	assert_equal "$(cat "$k/verdict")" PASS
+	# the guest said it failed, the results show no failure and no finding
+	suite "$BATS_TEST_TMPDIR" k s <<<$'1..1\nok 1 t'
+	run -1 report verdict --guest "$k"
+	assert_output "$(printf 'FAIL\tthe tests exited with status 1, but their results show no failed test')"
+	echo "done 0" >"$k/results/guest.status"
+	run -0 report verdict --guest "$k"
+	# results cut short on the port
+	echo "unpack: r1/s/s.tap: cut short" >"$k/unpack.log"
+	run -3 report verdict --guest "$k"
+	assert_output "$(printf 'INFRA\tresults port: unpack: r1/s/s.tap: cut short')"
+	: >"$k/unpack.log"
+	# no DONE: timeout, panic, silent init, anything else
+	echo none >"$k/results/guest.status"
+	run -3 report verdict --guest --qemu-status 124 --timeout 7200 "$k"
+	assert_output "$(printf 'INFRA\ttimed out after 7200 s')"
+	printf '[   3.1] Kernel panic - not syncing: Attempted to kill init!\n' >"$k/console.log"
+	run -3 report verdict --guest --qemu-status 0 "$k"
+	assert_output "$(printf 'INFRA\tkernel panic: Kernel panic - not syncing: Attempted to kill init!')"
+	: >"$k/console.log"
+	run -3 report verdict --guest --qemu-status 0 "$k"
+	assert_output "$(printf 'INFRA\tthe guest never finished')"
+	rm "$k/results/guest.hello"
+	run -3 report verdict --guest --qemu-status 1 "$k"
+	assert_output "$(printf "INFRA\tthe guest's init never spoke (qemu status 1; see console.log)")"
+}
+
+@test "outcome (bisect-kernels): a kernel finding is fail there; missing, none, skip, pass" {
+	results_issues
+	d=$BATS_TEST_TMPDIR
+	{ printf '1..1\n'; sym 1 "red zone" redzone-call; } >"$d/k.tap"
+	printf '1..2\nok 1 a\nok 2 b # skip x\n' >"$d/p.tap"
+	printf '1..1\nok 1 b # skip x\n' >"$d/s.tap"
+	printf '1..0\n' >"$d/n.tap"
+	printf 'ok 1 a\n' >"$d/m.tap"
+	printf 'fail\tafter the suite: leftover\n' >"$d/p.harness"
+	assert_equal "$(report outcome "$d/k.tap") $(report outcome "$d/p.tap") $(report outcome "$d/p.tap" "$d/p.harness")" "fail pass fail"
+	assert_equal "$(report outcome "$d/s.tap") $(report outcome "$d/n.tap") $(report outcome "$d/m.tap") $(report outcome "$d/x.tap")" \
+		"skip none missing missing"
+}
+
+@test "ci/kernel-issues: it parses, and every slug a suite passes to pc_kernel_symptom is listed" {
+	run -0 env -u PROBECHECK_KERNEL_ISSUES "$PROBECHECK_ROOT/harness/report" issues
+	listed=$(cut -f2 <<<"$output" | tr ' ' '\n')
+	# Calls and the "-- SLUG" of a further symptom (INTEG_MORE), not comments.
+	used=$(grep -hE '^[[:space:]]*[^#[:space:]]' "$PROBECHECK_ROOT"/suites/*.bats "$PROBECHECK_ROOT"/suites/helpers/*.bash |
+		grep -oE '(pc_kernel_symptom|\(--) [a-z0-9][a-z0-9-]* ["$]' | awk '{ print $2 }' | sort -u)
+	[[ -n $used ]] || fail "no pc_kernel_symptom SLUG found in the suites"
+	for s in $used; do
+		grep -qx -- "$s" <<<"$listed" || fail "suites use symptom '$s', ci/kernel-issues does not list it"
+	done
+}
+
+@test "kernel-issues: a malformed list is an error naming the file and line, never a shorter list" {
+	f=$BATS_TEST_TMPDIR/ki
+	export PROBECHECK_KERNEL_ISSUES=$f
+	printf 'id: K1\nsymptom: a\ntitle: t\ntests: ^s: \n\nid: K1\nsymptom: b\ntitle: t\ntests: x\n' >"$f"
+	run -2 report issues
+	assert_output "report: issues: '$f', entry at line 6: id K1 listed twice"
+	printf 'id: K1\nsymptom: a\ntitle: t\n' >"$f"
+	run -2 report issues
+	assert_output "report: issues: '$f', entry at line 1: no 'tests'"
+	printf 'id: K1\nsymptom: a\ntitle: t\ntests: ^(s\n' >"$f"
+	run -2 report issues
+	assert_output --partial "report: issues: '$f', entry at line 1: tests '^(s': missing ), unterminated subpattern"
+	printf 'id: K1\nsymtpom: a\n' >"$f"
+	run -2 report issues
+	assert_output --partial "report: issues: '$f', line 2: expected one of id, symptom"
+	run -2 report check "$BATS_TEST_TMPDIR"
+	assert_output --partial "report: check: '$f', line 2"
+}
