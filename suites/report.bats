@@ -211,6 +211,11 @@ findings_run() {
 	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) | not reproduced (1 test passed) |' <<<"$f" ||
 		fail "K1 row with the matrix: $f"
 	assert_line "## Kernel matrix"
+	# a matrix that cannot be read is named with the reason; the rest is written
+	mkdir -p "$BATS_TEST_TMPDIR/bad" && echo 'not a header' >"$BATS_TEST_TMPDIR/bad/kernels.tsv"
+	run -0 --separate-stderr report results "$d" 75 "$BATS_TEST_TMPDIR/bad"
+	assert_line "\`$BATS_TEST_TMPDIR/bad\` could not be read: '$BATS_TEST_TMPDIR/bad/kernels.tsv': unexpected header (not written by harness/matrix?)"
+	assert_line '| s | 2 | 0 | 0 | 1 | 2s |'
 	# no dmesg scan: it says so
 	rm "$d/run/kernel-findings.txt"
 	run -0 report results "$d" 75

@@ -38,7 +38,15 @@ def cmd_results(a):
         raise ReportError(f"'{a.wall}': not a number of seconds")
     iss = load_issues(a)
     run = rundir.load(a.results, iss)
-    mats = [(m, matrix.load(m, iss)) for m in a.matrices if os.path.isfile(os.path.join(m, "kernels.tsv"))]
+    mats = []
+    for m in a.matrices:
+        if not os.path.isfile(os.path.join(m, "kernels.tsv")):
+            continue
+        try:
+            mats.append((m, matrix.load(m, iss)))
+        except ReportError as e:
+            print(f"report: results: matrix '{m}' left out: {e}", file=sys.stderr)
+            mats.append((m, e))
     print("\n".join(results_md.write(a.results, run, int(a.wall), iss, mats, ROOT)))
     return 0
 
@@ -76,7 +84,7 @@ def cmd_verdict(a):
     if a.guest:
         v, why = K.guest_verdict(a.kdir, iss, a.qemu_status, a.timeout)
     else:
-        v, why = K.evaluate(K.load(a.kdir, iss), K._status(a.kdir))
+        v, why = K.evaluate(K.load(a.kdir, iss), K.status_of(a.kdir))
     K.write(a.kdir, v, why)
     print(f"{v}\t{why}")
     return K.EXIT[v]

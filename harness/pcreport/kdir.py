@@ -80,7 +80,7 @@ def load(kdir, issues):
     return k
 
 
-def _status(kdir):
+def status_of(kdir):
     """The exit status the run's own runners reported (None: unknown)."""
     for f in ("guest.status", "host.status"):
         s = read_optional(os.path.join(kdir, "results", f))
@@ -148,7 +148,7 @@ def verdict(kdir, issues, fallback=None):
     if v == INFRA or base == INFRA:
         return INFRA, why
     overlaid = os.path.isdir(os.path.join(kdir, "reruns"))
-    return evaluate(load(kdir, issues), None if overlaid else _status(kdir))
+    return evaluate(load(kdir, issues), None if overlaid else status_of(kdir))
 
 
 def guest_verdict(kdir, issues, qemu_status, timeout):
@@ -167,7 +167,7 @@ def guest_verdict(kdir, issues, qemu_status, timeout):
     unpack = read_optional(os.path.join(kdir, "unpack.log"), "")
     if unpack:
         return INFRA, f"results port: {unpack.splitlines()[0]}"
-    return evaluate(load(kdir, issues), _status(kdir))
+    return evaluate(load(kdir, issues), status_of(kdir))
 
 
 def write(kdir, v, why):

@@ -12,7 +12,6 @@ come first.  Cells come from repeat 1 (the matrix never repeats); the
 verdict from every result (kdir.verdict).
 """
 
-import glob
 import os
 import re
 from dataclasses import dataclass, field
@@ -55,11 +54,6 @@ def read_kernels(m):
         if f[0]:
             rows.append(dict(zip(HEADER, f + [""] * (len(HEADER) - len(f)))))
     return rows
-
-
-def _unit_files(d):
-    return sorted(glob.glob(os.path.join(d, "results", "unit-*.tap")) +
-                  glob.glob(os.path.join(d, "results", "r1", "*", "unit-*.tap")))
 
 
 def load_column(m, row, issues):
@@ -155,7 +149,11 @@ def section(m, cols, root, findings_table=True, issues=()):
     out.append("")
     if findings_table and issues:
         out += findings_lines(issues, [(c.name, c) for c in cols], "###")
-    out += ["### Capabilities", ""]
+    return out + _caps_lines(cols) + _tests_lines(cols)
+
+
+def _caps_lines(cols):
+    out = ["### Capabilities", ""]
     caps = [caps_of(c) for c in cols]
     keys = list(dict.fromkeys(k for cp in caps for k in cp if cp[k][0] in ("0", "1")))
     out.append("| capability |" + "".join(f" {c.name} |" for c in cols))
@@ -166,18 +164,21 @@ def section(m, cols, root, findings_table=True, issues=()):
             v, why = cp.get(k, ["", ""])
             cells.append({"1": "yes", "0": f"no ({esc(why or '')})"}.get(v, "-"))
         out.append(f"| {k} |" + "".join(f" {x} |" for x in cells))
-    out.append("")
+    return out + [""]
+
+
+def _tests_lines(cols):
+    """Tests whose outcome differs (infra and not-run aside) first, then all."""
     differs, same = [], []
     for key in _order(cols):
         seen = {c.cells.get(key, "-") for c in cols} - {"infra", "-"}
         (differs if len(seen) > 1 else same).append(key)
-    out += ["### Tests whose outcome differs between kernels", ""]
+    out = ["### Tests whose outcome differs between kernels", ""]
     if differs:
         out += _header(cols) + [_row(k, cols) for k in differs]
     else:
         out.append("None: every test that ran has the same outcome on every kernel (infra and not-run cells aside).")
-    out += ["", "### Every test", ""] + _header(cols) + [_row(k, cols) for k in same + differs]
-    return out
+    return out + ["", "### Every test", ""] + _header(cols) + [_row(k, cols) for k in same + differs]
 
 
 def _num(s):

@@ -13,7 +13,7 @@ import time
 
 from . import findings as F
 from . import kernlog, matrix
-from .errors import read_optional
+from .errors import ReportError, read_optional
 from .md import esc, plural, secs
 
 EVIDENCE_SHOWN = 5       # evidence lines per test in the findings section
@@ -101,7 +101,8 @@ def findings_section(run, issues, results, cols_by_matrix):
         out.append(f"None of the listed problems reproduced on `{rel}`.")
     out.append("")
     cols = [(f"this run (`{rel}`)", None)] + [(c.name, c) for cs in cols_by_matrix for c in cs]
-    out += ["| id | title |" + "".join(f" {esc(n)} |" for n, _ in cols),
+    # Labels are ours (kernel names are [A-Za-z0-9._+-]): not escaped.
+    out += ["| id | title |" + "".join(f" {n} |" for n, _ in cols),
             "|---|---|" + "---|" * len(cols)]
     for i, f in zip(issues, here):
         cells = [_state(f)]
@@ -109,8 +110,14 @@ def findings_section(run, issues, results, cols_by_matrix):
             cells.append("infra" if c.infra else _state(F.finding(i, c.kernel.tests())))
         out.append(f"| {i.id} | {esc(matrix.first_sentence(i.title))} |" + "".join(f" {x} |" for x in cells))
     out.append("")
+    return out + _detail_lines(issues, here, cols[1:], rel)
+
+
+def _detail_lines(issues, here, cols, rel):
+    """One subsection per entry reproduced here or on a kernel of a matrix."""
+    out = []
     for i, f in zip(issues, here):
-        elsewhere = [(c.name, F.finding(i, c.kernel.tests())) for _, c in cols[1:] if not c.infra]
+        elsewhere = [(c.name, F.finding(i, c.kernel.tests())) for _, c in cols if not c.infra]
         elsewhere = [(n, g) for n, g in elsewhere if g.state == "reproduced"]
         if f.state != "reproduced" and not elsewhere:
             continue
@@ -207,11 +214,18 @@ def units_section(run):
 
 
 def write(results, run, wall, issues, matrices, root):
-    """RESULTS.md as a list of lines.  MATRICES: [(dir, [Column])]."""
+    """RESULTS.md as a list of lines.  MATRICES: [(dir, [Column] or the
+    ReportError that kept it from being read)]: an old or broken matrix
+    directory is named with the reason, it does not cost the host's
+    results."""
+    good = [(m, c) for m, c in matrices if not isinstance(c, ReportError)]
     out = header(results, run, wall)
-    out += findings_section(run, issues, results, [cols for _, cols in matrices])
+    out += findings_section(run, issues, results, [cols for _, cols in good])
     out += kernel_log_section(results)
     out += suites_section(run) + failures_section(run) + skipped_section(run) + units_section(run)
     for m, cols in matrices:
-        out += [""] + matrix.section(m, cols, root, findings_table=False)
+        if isinstance(cols, ReportError):
+            out += ["", "## Kernel matrix", "", f"`{m}` could not be read: {esc(cols)}"]
+        else:
+            out += [""] + matrix.section(m, cols, root, findings_table=False)
     return out
