@@ -360,6 +360,58 @@ guest() {
 	assert_output "$(printf "INFRA\tthe guest's init never spoke (qemu status 1; see console.log)")"
 }
 
+# fake_qemu DIR: a qemu-system-x86_64 in DIR that plays a guest: the
+# console gets a hard LOCKUP report, the results port the files of
+# $FAKE_RESULTS/r1/* as harness/vm/init sends them, then DONE $FAKE_STATUS
+# (none when FAKE_STATUS is "crash").
+fake_qemu() {
+	mkdir -p "$1"
+	cat >"$1/qemu-system-x86_64" <<-'EOF'
+		#!/bin/bash
+		n=0
+		while (($#)); do
+			if [[ $1 == -serial ]]; then
+				n=$((n + 1)); ((n == 1)) && con=${2#file:} || port=${2#file:}; shift 2; continue
+			fi
+			shift
+		done
+		printf '[    0.5] Linux version 6.1.0-fake\n[   30.0] watchdog: Watchdog detected hard LOCKUP on cpu 0\n' >"$con"
+		send() {
+			printf '@@PC FILE %s %s %s\n' "$2" "$(stat -c %s "$1")" "$(sha256sum <"$1" | cut -d' ' -f1)"
+			base64 -w 76 "$1"
+			printf '@@PC END %s\n' "$2"
+		}
+		{
+			echo "@@PC HELLO 6.1.0-fake 2.5"
+			for f in "$FAKE_RESULTS"/r1/*/*; do send "$f" "${f#"$FAKE_RESULTS"/}"; done
+			[[ $FAKE_STATUS == crash ]] || echo "@@PC DONE $FAKE_STATUS"
+		} >"$port"
+	EOF
+	chmod +x "$1/qemu-system-x86_64"
+}
+
+@test "vm-run: the guest records, the host judges: a listed finding is PASS, a plain failure FAIL, no DONE INFRA" {
+	results_issues
+	fake_qemu "$BATS_TEST_TMPDIR/bin"
+	: >"$BATS_TEST_TMPDIR/bzImage"
+	: >"$BATS_TEST_TMPDIR/image.cpio"
+	export FAKE_RESULTS=$BATS_TEST_TMPDIR/g/results FAKE_STATUS=1
+	suite "$BATS_TEST_TMPDIR" g integrity < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
+	vmrun() {
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH "$PROBECHECK_ROOT/harness/vm-run" -n fake -t 60 \
+			-i "$BATS_TEST_TMPDIR/image.cpio" -o "$BATS_TEST_TMPDIR/out" "file:$BATS_TEST_TMPDIR/bzImage"
+	}
+	run -0 vmrun
+	assert_output --regexp '^vm-run: fake: PASS: every failure a listed kernel finding \(K1: 1 test\) \(2\.5 s to init, [0-9]+ s in all\)$'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/kernel-findings.txt")" "watchdog: Watchdog detected hard LOCKUP on cpu 0"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/kernel")" "6.1.0-fake"
+	suite "$BATS_TEST_TMPDIR" g integrity <<<$'1..2\nnot ok 1 broken\nok 2 t'
+	run -1 vmrun
+	assert_output --partial "vm-run: fake: FAIL: integrity: 1 passed, 1 failed, 0 skipped, 0 kernel"
+	FAKE_STATUS=crash run -3 vmrun
+	assert_output --partial "vm-run: fake: INFRA: the guest never finished"
+}
+
 @test "outcome (bisect-kernels): a kernel finding is fail there; missing, none, skip, pass" {
 	results_issues
 	d=$BATS_TEST_TMPDIR
