@@ -139,6 +139,10 @@ findings_run() {
 	assert_line "  not tested: K3 (skipped: requires uprobe_pmu: no PMU; requires tracefs: not mounted)"
 	assert_line "probecheck: 2 passed, 0 failed, 2 skipped, 1 kernel"
 	assert_line "probecheck: make check PASSED: every failure is a listed kernel finding (above)"
+	refute_line --partial "kernel log:"
+	printf 'WARNING: CPU: 1 PID: 7 at kernel/events/uprobes.c:1\n' >"$d/run/kernel-findings.txt"
+	run -0 report check "$d"
+	assert_line "  kernel log: 1 report while the suites ran (RESULTS.md, Kernel log)"
 	# not run at all: not tested either
 	rm "$d/detachkill.tap"
 	sed -i '/^detachkill/d' "$d/suites.tsv"

@@ -27,8 +27,10 @@ def decide(run, statuses):
     return problems
 
 
-def block(run, issues, statuses, release):
-    """(lines, exit status) of the closing block."""
+def block(run, issues, statuses, release, log_reports=None):
+    """(lines, exit status) of the closing block.  LOG_REPORTS: how many
+    reports the kernel log had while the suites ran (None: not scanned);
+    shown, not judged (the tests judge behaviour)."""
     problems = decide(run, statuses)
     found = [F.finding(i, [(t.key, t.outcome) for t in run.tests()]) for i in issues]
     repro = [f for f in found if f.state == "reproduced"]
@@ -45,6 +47,8 @@ def block(run, issues, statuses, release):
         fs = [f for f in found if f.state == state]
         if fs:
             out.append(f"  {state}: " + "; ".join(f"{f.issue.id} ({f.detail})" for f in fs))
+    if log_reports:
+        out.append(f"  kernel log: {plural(log_reports, 'report')} while the suites ran (RESULTS.md, Kernel log)")
     p, f, s, k = run.totals()
     out.append(f"probecheck: {p} passed, {f} failed, {s} skipped, {k} kernel")
     if problems:

@@ -133,7 +133,9 @@ def cmd_check(a):
         statuses.append((name, int(v)))
     iss = load_issues(a)
     run = rundir.load(a.results, iss)
-    lines, st = check.block(run, iss, statuses, results_md.kernel_release(a.results))
+    log = results_md.kernel_log(a.results)
+    lines, st = check.block(run, iss, statuses, results_md.kernel_release(a.results),
+                            None if log is None else kernlog.count(log))
     print("\n".join(lines))
     return st
 
