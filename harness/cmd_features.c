@@ -14,6 +14,7 @@
  *   uprobe_multi      a uprobe_multi link really made and hit (6.6)
  *   uprobe_multi_pid  its pid filter sees a second thread (fixed in 6.10)
  *   tracefs           uprobe_events open for writing
+ *   uretprobe_syscall, uprobe_syscall, uprobe_optimize: features_x86.c
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include "attach_multi.h"
 #include "cli.h"
+#include "features.h"
 #include "log.h"
 #include "session.h"
 
@@ -110,6 +112,8 @@ int cmd_features(int argc, char **argv)
 	feature("uprobe_multi_pid", !err && c.uc_pid,
 		err ? c.uc_link_why : c.uc_pid_why);
 	probe_tracefs();
+	fflush(stdout);         /* before features_x86 forks */
+	features_x86();
 	printf("attach_auto=%s\n", session_attach_name(session_attach_auto(1)));
 	printf("attach_auto_all=%s\n",
 	       session_attach_name(session_attach_auto(0)));

@@ -81,6 +81,13 @@ optimize_detach() {
 	state "$pid" "after hit 21"; s2=$STATE
 	[[ $s1 == int3 || $s1 == call-trampoline ]] || fail "site after its first hit is neither int3 nor a CALL into [uprobes-trampoline]: $STATES"
 	[[ $s2 == int3 || $s2 == call-trampoline ]] || fail "site after 21 hits is neither int3 nor a CALL into [uprobes-trampoline]: $STATES"
+	# The kernel's choice must be the one `probecheck features` probed
+	# (its own nop5 in a child): two readings of one kernel property.
+	if pc_cap uprobe_optimize; then
+		[[ $s2 == call-trampoline ]] || fail "features says uprobe_optimize=1, yet the site is no CALL after 21 hits: $STATES"
+	else
+		[[ $s2 == int3 ]] || fail "features says uprobe_optimize=0, yet the site is no int3 after 21 hits: $STATES"
+	fi
 	pc_trace_stop "$sig"
 	[[ $sig == KILL ]] || assert_equal "$PC_TRACE_STATUS" 0
 	[[ $sig == KILL && $MODE == tracefs ]] && "$PC_BIN" cleanup >>"$PC_LOG" 2>&1
