@@ -104,7 +104,8 @@ check_variant() {
 	nexe=${#specs[@]}
 	((nexe > 20)) || { echo "only $nexe probes listed by '$bin --list'"; return 0; }
 	steps+=("dlopen:$lib")
-	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and .probe != "fxlib:str") | .probe'); do
+	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and .probe != "fxlib:str" and
+				      (.probe | test("^fx(lib)?:"))) | .probe'); do
 		specs+=("usdt:$lib:$p")
 		steps+=("libfire:$p:3")
 	done
