@@ -150,6 +150,23 @@ findings_run() {
 	assert_line "  not tested: K3 (none of its tests ran)"
 }
 
+@test "check: an entry whose tests all reproduced other findings is 'not reproduced'; one plain failure among them makes it 'not tested'" {
+	results_issues
+	d=$BATS_TEST_TMPDIR/r
+	# K2's only test (s: fork ...) ran to its verdict and saw the red zone
+	# (K1), not the fork symptom: K2 did not reproduce.
+	hsuite "$d" s < <(printf '1..1\n'; sym 1 "fork child" redzone-call)
+	mkdir -p "$d/run"; echo 6.18.44-test >"$d/run/kernel"; : >"$d/run/kernel-findings.txt"
+	run -0 report check "$d"
+	assert_line "  KERNEL K1 reproduced by 1 test: the red zone is overwritten"
+	assert_line "  not reproduced: K2 (its 1 test reproduced only K1)"
+	# the same with a plain failure of another K2 test: K2 is not tested
+	printf 'not ok 2 fork broken\n' >>"$d/s.tap"
+	sed -i 's/^1..1$/1..2/' "$d/s.tap"
+	run -1 report check "$d"
+	assert_line --partial "  not tested: K2 (its 2 tests failed otherwise)"
+}
+
 @test "check: a plain failure, a test never reported, a runner failure, a bats error, a unit binary or valgrind: exit 1" {
 	results_issues
 	for what in plain missing harness bats unit valgrind nosuites runner; do

@@ -119,7 +119,17 @@ def finding(issue, tests):
         return Finding(issue, "reproduced", f"by {n} test{'s' * (n != 1)}", repro)
     mine = [(k, o) for k, o in tests if issue.selects(k)]
     passed = sum(o.kind == "pass" for _, o in mine)
-    failed = sum(o.kind in ("fail", "kernel") for _, o in mine)
+    failed = sum(o.kind == "fail" for _, o in mine)
+    # A test that reproduced other findings reached its verdict (a test
+    # reports every symptom it saw in one pc_kernel_symptom call) without
+    # this issue's symptom: it did not reproduce this one.
+    others = [o for _, o in mine if o.kind == "kernel"]
+    if others and not passed and not failed:
+        ids = sorted({i for o in others for i in o.ids}, key=lambda i: (len(i), i))
+        n = len(others)
+        return Finding(issue, "not reproduced",
+                       f"its {n} test{'s' * (n != 1)} reproduced only {', '.join(ids)}")
+    failed += len(others)
     skips = list(dict.fromkeys(o.reason for _, o in mine if o.kind == "skip"))
     if passed:
         d = f"{passed} test{'s' * (passed != 1)} passed"
