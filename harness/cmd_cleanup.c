@@ -74,5 +74,5 @@ void cleanup_at_start(void)
 	/* Not root (EACCES): not ours to look at; everything else is said. */
 	if (err && err != -EACCES)
 		pc_err("cleanup: the stash '%s' needs a look (%s): run "
-		       "'probecheck cleanup'", stash_dir(), strerror(-err));
+		       "'probecheck cleanup'", stash_dir(), pc_strerror(-err));
 }

@@ -50,7 +50,7 @@ static void probe_pmu(void)
 	err = uprobe_pmu_bit("ref_ctr_offset", &lo);
 	if (err)
 		snprintf(why, sizeof(why), "uprobe PMU has no format field "
-			 "ref_ctr_offset (%s; Linux 4.20+)", strerror(-err));
+			 "ref_ctr_offset (%s; Linux 4.20+)", pc_strerror(-err));
 	feature("ref_ctr_offset", !err, why);
 }
 
@@ -63,7 +63,7 @@ static void probe_cookie(void)
 
 	if (r < 0)
 		snprintf(why, sizeof(why), "cannot probe BPF helpers: %s",
-			 strerror(-r));
+			 pc_strerror(-r));
 	feature("bpf_cookie", r == 1, why);
 }
 
@@ -82,7 +82,7 @@ static void probe_tracefs(void)
 			err = errno;
 	}
 	snprintf(why, sizeof(why), "%s: %s (tracefs not mounted, or no "
-		 "CONFIG_UPROBE_EVENTS)", paths[0], strerror(err));
+		 "CONFIG_UPROBE_EVENTS)", paths[0], pc_strerror(err));
 	feature("tracefs", fd >= 0, why);
 	if (fd >= 0)
 		close(fd);
@@ -107,7 +107,7 @@ int cmd_features(int argc, char **argv)
 	err = umulti_probe(&c);
 	if (err)
 		snprintf(c.uc_link_why, sizeof(c.uc_link_why),
-			 "the probe could not run: %s", strerror(-err));
+			 "the probe could not run: %s", pc_strerror(-err));
 	feature("uprobe_multi", !err && c.uc_link, c.uc_link_why);
 	feature("uprobe_multi_pid", !err && c.uc_pid,
 		err ? c.uc_link_why : c.uc_pid_why);

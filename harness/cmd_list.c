@@ -92,7 +92,7 @@ static int list_file(const char *path, struct site_set *ss)
 	struct stat sb;
 
 	if (stat(path, &sb)) {
-		pc_err("usdt: '%s': %s", path, strerror(errno));
+		pc_err("usdt: '%s': %s", path, pc_strerror(errno));
 		return -errno;
 	}
 	if (!S_ISREG(sb.st_mode)) {

@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 #include "features.h"
+#include "log.h"
 #include "uprobe_pmu.h"
 
 /* The site: a 5-byte nop and a return, in our own text. */
@@ -198,7 +199,7 @@ static void report(const char *key, int r, const char *why)
 	printf("%s=%d\n", key, r > 0);
 	if (r < 0)
 		printf("%s_why=the probe could not run: %s\n", key,
-		       strerror(-r));
+		       pc_strerror(-r));
 	else if (!r)
 		printf("%s_why=%s\n", key, why);
 }

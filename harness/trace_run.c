@@ -89,7 +89,7 @@ static int write_ready(const char *path)
 	f = fopen(tmp, "w");
 	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) ||
 	    rename(tmp, path)) {
-		pc_err("--ready '%s': %s", path, strerror(errno));
+		pc_err("--ready '%s': %s", path, pc_strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -251,7 +251,7 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 
 		if (child < 0) {
 			pc_err("trace: cannot start '%s': %s", o->to_cmd,
-			       strerror(-child));
+			       pc_strerror(-child));
 			goto out;
 		}
 		rs.rs_target = rs.rs_child = child;

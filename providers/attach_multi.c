@@ -33,6 +33,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "attach_multi.h"
+#include "log.h"
 
 /* union bpf_attr's link_create as of Linux 6.6, uprobe_multi member. */
 struct umulti_attr {
@@ -184,7 +185,7 @@ static int run_child(int prog_fd, int map_fd, uint64_t off,
 	if (link < 0)
 		snprintf(c->uc_link_why, sizeof(c->uc_link_why),
 			 "BPF_LINK_CREATE with BPF_TRACE_UPROBE_MULTI: %s "
-			 "(no uprobe_multi link; Linux 6.6+)", strerror(-link));
+			 "(no uprobe_multi link; Linux 6.6+)", pc_strerror(-link));
 	else if (write(p[1], "g", 1) != 1)
 		err = -errno;
 	close(p[1]);    /* without a link the child exits uncalled */
@@ -219,7 +220,7 @@ static int probe_once(struct umulti_caps *c)
 	if (prog_fd < 0) {
 		snprintf(c->uc_link_why, sizeof(c->uc_link_why),
 			 "kprobe program with expected_attach_type "
-			 "BPF_TRACE_UPROBE_MULTI refused: %s", strerror(-prog_fd));
+			 "BPF_TRACE_UPROBE_MULTI refused: %s", pc_strerror(-prog_fd));
 		close(map_fd);
 		return 0;
 	}

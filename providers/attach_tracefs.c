@@ -175,7 +175,7 @@ static int tfs_init(void)
 		err = -errno;
 		pc_err("tracefs: '%s/uprobe_events': %s (is tracefs mounted? "
 		       "mount -t tracefs nodev /sys/kernel/tracing)", tfs_root(),
-		       strerror(-err));
+		       pc_strerror(-err));
 		return err;
 	}
 	tfs.tf_init = 1;
@@ -203,7 +203,7 @@ static struct tfs_entry *entry_add(const struct site *st, int *err)
 
 	if (stat(st->st_open_path, &sb)) {
 		*err = -errno;
-		pc_err("tracefs: '%s': %s", st->st_path, strerror(-*err));
+		pc_err("tracefs: '%s': %s", st->st_path, pc_strerror(-*err));
 		return NULL;
 	}
 	for (size_t i = 0; i < tfs.tf_n; i++) {
@@ -257,7 +257,7 @@ static struct tfs_entry *entry_find(const struct site *st, int *err)
 
 	if (stat(st->st_open_path, &sb)) {
 		*err = -errno;
-		pc_err("tracefs: '%s': %s", st->st_path, strerror(-*err));
+		pc_err("tracefs: '%s': %s", st->st_path, pc_strerror(-*err));
 		return NULL;
 	}
 	for (size_t i = 0; i < tfs.tf_n; i++) {
@@ -381,14 +381,14 @@ static int entry_create(const struct site *st, struct tfs_entry *e)
 	if (err) {
 		pc_err("tracefs: cannot create '%s' for '%s' offset 0x%llx: %s "
 		       "(see %s/error_log)", e->te_name, st->st_path,
-		       (unsigned long long)e->te_off, strerror(-err), tfs_root());
+		       (unsigned long long)e->te_off, pc_strerror(-err), tfs_root());
 		return err;
 	}
 	e->te_created = 1;
 	err = read_event_id(e, &e->te_id);
 	if (err)
 		pc_err("tracefs: '%s/events/%s/id': %s", tfs_root(), e->te_name,
-		       strerror(-err));
+		       pc_strerror(-err));
 	return err;
 }
 
@@ -436,7 +436,7 @@ static void entries_prune(void)
 		if (err && err != -ENOENT) {
 			/* Kept in the record: `probecheck cleanup` retries. */
 			pc_err("tracefs: cannot remove '%s': %s", e->te_name,
-			       strerror(-err));
+			       pc_strerror(-err));
 			tfs.tf_v[j++] = e;
 			continue;
 		}

@@ -67,7 +67,7 @@ static int elf_check_ident(const char *path, int fd, uint64_t size)
 	if (n < 0) {
 		int err = errno;
 
-		pc_err("elf: '%s': read: %s", path, strerror(err));
+		pc_err("elf: '%s': read: %s", path, pc_strerror(err));
 		return -err;
 	}
 	if (n < SELFMAG || memcmp(id, ELFMAG, SELFMAG)) {
@@ -209,12 +209,12 @@ static int elf_open_fd(const char *path, int *fdp, uint64_t *size)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = errno;
-		pc_err("elf: '%s': %s", path, strerror(err));
+		pc_err("elf: '%s': %s", path, pc_strerror(err));
 		return -err;
 	}
 	if (fstat(fd, &st)) {
 		err = -errno;
-		pc_err("elf: '%s': stat: %s", path, strerror(-err));
+		pc_err("elf: '%s': stat: %s", path, pc_strerror(-err));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {

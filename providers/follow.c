@@ -165,7 +165,7 @@ static int add_link(struct follow *f, struct bpf_link *link, const char *what)
 	if (!link) {
 		int err = -errno;
 
-		pc_err("follow: cannot attach %s: %s", what, strerror(-err));
+		pc_err("follow: cannot attach %s: %s", what, pc_strerror(-err));
 		return err;
 	}
 	f->fw_links[f->fw_nlinks++] = link;
@@ -211,7 +211,7 @@ static int hook_linker(struct follow *f, const struct pm_object *po)
 	fd = uprobe_pmu_open(po->po_open_path, off, 0, 0, f->fw_o.fo_attach_pid);
 	if (fd < 0) {
 		pc_err("follow: uprobe on _dl_debug_state in '%s': %s",
-		       po->po_path, strerror(-fd));
+		       po->po_path, pc_strerror(-fd));
 		return fd;
 	}
 	opts.bpf_cookie = idx;
@@ -221,7 +221,7 @@ static int hook_linker(struct follow *f, const struct pm_object *po)
 		err = -errno;
 		close(fd);      /* the link owns it only once made */
 		pc_err("follow: cannot attach the _dl_debug_state hook in '%s': "
-		       "%s", po->po_path, strerror(-err));
+		       "%s", po->po_path, pc_strerror(-err));
 		return err;
 	}
 	f->fw_links[f->fw_nlinks++] = link;
@@ -360,7 +360,7 @@ void follow_ctl(void *ctx, const struct pc_event *ev)
 	if (!f->fw_stopping)
 		follow_scan(f, pid);
 	if (kill(pid, SIGCONT) && errno != ESRCH)
-		pc_err("follow: cannot continue pid %d: %s", pid, strerror(errno));
+		pc_err("follow: cannot continue pid %d: %s", pid, pc_strerror(errno));
 }
 
 static int pids_add(struct fw_pids *p, pid_t pid)

@@ -11,6 +11,15 @@
 void pc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pc_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * strerror(ERR) (a positive errno), except that the kernel-internal
+ * numbers 512-530 that leak to userspace through perf_event_open, bpf and
+ * tracefs writes (strerror says "Unknown error 524") get their kernel name
+ * and meaning.  pc_site_strerror says what ERR means for a probe site.
+ */
+const char *pc_strerror(int err);
+const char *pc_site_strerror(int err);
+
 /* Tests silence expected errors; -v enables debug output. */
 extern int pc_log_quiet;
 extern int pc_log_verbose;

@@ -150,7 +150,7 @@ static int pm_read_maps(pid_t pid, struct pm_acc *pa)
 	if (!f) {
 		err = errno == ENOENT ? -ESRCH : -errno;
 		pc_err("procmaps: pid %d: %s", (int)pid, err == -ESRCH ?
-		       "no such process" : strerror(-err));
+		       "no such process" : pc_strerror(-err));
 		return err;
 	}
 	while (getline(&line, &cap, f) > 0) {

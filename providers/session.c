@@ -142,7 +142,7 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 	s->ps_skel = pc_bpf__open();
 	if (!s->ps_skel) {
 		err = -errno;
-		pc_err("bpf: cannot open the BPF object: %s", strerror(-err));
+		pc_err("bpf: cannot open the BPF object: %s", pc_strerror(-err));
 		goto fail;
 	}
 	s->ps_skel->rodata->pc_filter_pids = !!o->so_filter_pids;
@@ -153,14 +153,14 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 	session_select_progs(s->ps_skel, o->so_progs, s->ps_mode);
 	err = pc_bpf__load(s->ps_skel);
 	if (err) {
-		pc_err("bpf: cannot load the BPF program: %s", strerror(-err));
+		pc_err("bpf: cannot load the BPF program: %s", pc_strerror(-err));
 		goto fail;
 	}
 	s->ps_ring = ring_buffer__new(bpf_map__fd(s->ps_skel->maps.pc_ring),
 				      ring_event, s, NULL);
 	if (!s->ps_ring) {
 		err = -errno;
-		pc_err("bpf: cannot open the event ring: %s", strerror(-err));
+		pc_err("bpf: cannot open the event ring: %s", pc_strerror(-err));
 		goto fail;
 	}
 	*out = s;
@@ -178,7 +178,7 @@ int session_add_pid(struct pc_session *s, pid_t pid)
 	if (bpf_map__update_elem(s->ps_skel->maps.pc_pids, &key, sizeof(key),
 				 &one, sizeof(one), BPF_ANY)) {
 		pc_err("bpf: cannot add pid %d to the filter: %s", pid,
-		       strerror(errno));
+		       pc_strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -237,7 +237,7 @@ static const char *attach_reason(int err, const struct site *st)
 	if (err == -EINVAL && st->st_sema_off)
 		return "invalid argument (another uprobe at this address "
 		       "with a different semaphore offset?)";
-	return strerror(-err);
+	return pc_site_strerror(-err);
 }
 
 static int spec_store(struct pc_session *s, const struct site *st, __u32 id)
@@ -245,7 +245,7 @@ static int spec_store(struct pc_session *s, const struct site *st, __u32 id)
 	if (bpf_map__update_elem(s->ps_skel->maps.pc_specs, &id, sizeof(id),
 				 &st->st_spec, sizeof(st->st_spec), BPF_ANY)) {
 		pc_err("bpf: cannot store the spec of %s:%s: %s",
-		       st->st_provider, st->st_name, strerror(errno));
+		       st->st_provider, st->st_name, pc_strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -287,7 +287,7 @@ static int attach_one(struct pc_session *s, const struct site *st,
 		tfs_release(&ent, 1);
 		pc_err("bpf: cannot attach to %s:%s in '%s': %s",
 		       st->st_provider, st->st_name, st->st_path,
-		       strerror(-err));
+		       pc_strerror(-err));
 		return err;
 	}
 	links_push(s, link, -1, ent);
@@ -334,7 +334,7 @@ static int attach_group(struct pc_session *s, const struct site_set *ss,
 		       (unsigned long long)l->st_off,
 		       fd == -EINVAL ? "invalid argument (two sites at one "
 		       "address with different semaphore offsets?)"
-		       : strerror(-fd));
+		       : pc_site_strerror(-fd));
 		return fd;
 	}
 	links_push(s, NULL, fd, NULL);

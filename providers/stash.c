@@ -106,7 +106,7 @@ int stash_self(struct tracer_id *id)
 	err = stash_start_time(id->ti_pid, &id->ti_start);
 	if (err)
 		pc_err("stash: cannot read the start time of this process "
-		       "(/proc/%d/stat): %s", id->ti_pid, strerror(-err));
+		       "(/proc/%d/stat): %s", id->ti_pid, pc_strerror(-err));
 	return err;
 }
 
@@ -197,7 +197,7 @@ static int stash_open_dir(int create, int *out)
 	pfd = open_parent(path, name, sizeof(name));
 	if (pfd < 0) {
 		if (pfd != -ENOENT || create)
-			pc_err("stash: '%s': %s", path, strerror(-pfd));
+			pc_err("stash: '%s': %s", path, pc_strerror(-pfd));
 		return pfd;
 	}
 	if (create && !mkdirat(pfd, name, 0700))
@@ -208,7 +208,7 @@ static int stash_open_dir(int create, int *out)
 		err = -errno;
 	if (err) {
 		if (err != -ENOENT || create)
-			pc_err("stash: '%s': %s", path, strerror(-err));
+			pc_err("stash: '%s': %s", path, pc_strerror(-err));
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -221,7 +221,7 @@ static int stash_open_dir(int create, int *out)
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		pc_err("stash: '%s': %s", path, strerror(-err));
+		pc_err("stash: '%s': %s", path, pc_strerror(-err));
 		goto out;
 	}
 	err = check_dir(fd, path, created);
@@ -338,7 +338,7 @@ int stash_record_write(const struct tracer_id *id, char *const *items, size_t n)
 		err = -errno;
 	close(dfd);     /* drops the lock */
 	if (err)
-		pc_err("stash: '%s/%s': %s", stash_dir(), name, strerror(-err));
+		pc_err("stash: '%s/%s': %s", stash_dir(), name, pc_strerror(-err));
 	return err;
 }
 
@@ -501,7 +501,7 @@ static void undo_record(struct cleanup_ctx *c, const char *name,
 	if (err == -ENOENT)
 		goto out;               /* another cleanup was faster */
 	if (err)
-		why = err == -EPERM ? "not a regular file of ours" : strerror(-err);
+		why = err == -EPERM ? "not a regular file of ours" : pc_strerror(-err);
 	else if (parse_record(buf, id, &items, &n, &why))
 		err = -EINVAL;
 	if (err) {
@@ -519,7 +519,7 @@ static void undo_record(struct cleanup_ctx *c, const char *name,
 			if (!c->cc_quiet)
 				pc_err("stash: '%s/%s': cannot remove %s: %s: "
 				       "record kept", stash_dir(), name, items[i],
-				       strerror(-err));
+				       pc_strerror(-err));
 			failed++;
 			continue;
 		}
@@ -644,7 +644,7 @@ int stash_cleanup(FILE *out, int quiet, struct stash_report *r)
 	close(c.cc_dfd);
 	if (err) {
 		if (!quiet)
-			pc_err("stash: '%s': %s", stash_dir(), strerror(-err));
+			pc_err("stash: '%s': %s", stash_dir(), pc_strerror(-err));
 		return err;
 	}
 	return c.cc_err;

@@ -52,7 +52,7 @@ int uprobe_pmu_type(void)
 	if (err) {
 		pc_err("uprobe: %s: %s (kernel without CONFIG_UPROBE_EVENTS "
 		       "or the uprobe PMU, Linux 4.17+)", PMU_DIR "/type",
-		       strerror(-err));
+		       pc_strerror(-err));
 		return err;
 	}
 	type = atoi(buf);
