@@ -13,6 +13,17 @@
  *                      red zone and fork problems of ci/kernel-issues K1,
  *                      K2 live on that path
  *
+ *   probe_nop10        a uprobe on a 10-byte cs nopw (66 2e 0f 1f 84 00..):
+ *                      the site 7.3 optimizes; older decoders refuse its
+ *                      cs prefix
+ *   probe_ds_prefix    a uprobe on a ds-prefixed nopl (3e 0f 1f 40 00)
+ *   probe_lock_prefix  a uprobe on lock orq $0,(%rsp) (f0 48 83 0c 24 00)
+ *                      Each is registered on our own text for our own pid
+ *                      (the object is mapped, so the kernel analyses the
+ *                      instruction at once): ENOTSUPP (524) means refused.
+ *                      Such a site, attached before its object is mapped,
+ *                      would be dropped in silence (install_check.c).
+ *
  * Both syscalls refuse a caller outside their trampoline with SIGILL, so
  * a child that makes the call tells: ENOSYS means absent, death by SIGILL
  * means present.  The children are made undumpable so the SIGILL leaves
@@ -45,6 +56,16 @@ __asm__(".text\n"
 	"\tret\n"
 	".size pc_feat_nop5_site, .-pc_feat_nop5_site\n");
 
+/* Instruction forms a uprobe decoder may refuse, never executed. */
+void pc_feat_nop10_site(void), pc_feat_ds_site(void), pc_feat_lock_site(void);
+#define FEAT_SITE(name, bytes) \
+	".globl " name "\n.type " name ", @function\n" name ":\n\t" \
+	".byte " bytes "\n\tret\n.size " name ", .-" name "\n"
+__asm__(".text\n"
+	FEAT_SITE("pc_feat_nop10_site", "0x66,0x2e,0x0f,0x1f,0x84,0,0,0,0,0")
+	FEAT_SITE("pc_feat_ds_site", "0x3e,0x0f,0x1f,0x40,0x00")
+	FEAT_SITE("pc_feat_lock_site", "0xf0,0x48,0x83,0x0c,0x24,0x00"));
+
 /* Syscall NR in a child: 1 present, 0 absent (ENOSYS), -errno if the
  * probe itself failed; WHY says what was seen when not 1. */
 static int probe_syscall(long nr, char *why, size_t len)
@@ -73,10 +94,10 @@ static int probe_syscall(long nr, char *why, size_t len)
 	return 1;
 }
 
-/* File offset of the site in our executable, from our own maps. */
-static int site_offset(uint64_t *off)
+/* File offset of @fn in our executable, from our own maps. */
+static int site_offset(void (*fn)(void), uint64_t *off)
 {
-	uintptr_t want = (uintptr_t)&pc_feat_nop5_site;
+	uintptr_t want = (uintptr_t)fn;
 	unsigned long lo, hi, pgoff;
 	char line[512];
 	FILE *f = fopen("/proc/self/maps", "re");
@@ -160,7 +181,7 @@ static int probe_optimize(char *why, size_t len)
 	uint64_t off = 0;
 	pid_t pid;
 
-	if ((err = site_offset(&off)))
+	if ((err = site_offset(pc_feat_nop5_site, &off)))
 		return err;
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
@@ -194,6 +215,33 @@ static int probe_optimize(char *why, size_t len)
 	return 0;
 }
 
+/* 1 if a uprobe at @fn registers (our own pid: installed at once into
+ * our own text, removed at close), 0 if refused (WHY), -errno. */
+static int probe_insn(void (*fn)(void), char *why, size_t len)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const unsigned char *b = (const unsigned char *)fn;
+	uint64_t off = 0;
+	int fd, err;
+
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	if ((err = site_offset(fn, &off)))
+		return err;
+	fd = uprobe_pmu_open(exe, off, 0, 0, getpid());
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (fd != -524)
+		return fd;
+	snprintf(why, len, "a uprobe on %02x %02x %02x %02x %02x ...: %s",
+		 b[0], b[1], b[2], b[3], b[4], pc_site_strerror(524));
+	return 0;
+}
+
 static void report(const char *key, int r, const char *why)
 {
 	printf("%s=%d\n", key, r > 0);
@@ -215,5 +263,11 @@ void features_x86(void)
 	report("uprobe_syscall", r, why);
 	r = probe_optimize(why, sizeof(why));
 	report("uprobe_optimize", r, why);
+	r = probe_insn(pc_feat_nop10_site, why, sizeof(why));
+	report("probe_nop10", r, why);
+	r = probe_insn(pc_feat_ds_site, why, sizeof(why));
+	report("probe_ds_prefix", r, why);
+	r = probe_insn(pc_feat_lock_site, why, sizeof(why));
+	report("probe_lock_prefix", r, why);
 	fflush(stdout);
 }

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include "cli.h"
 #include "follow.h"
+#include "install_check.h"
 #include "log.h"
 #include "session.h"
 #include "trace.h"
@@ -48,36 +49,82 @@ static int is_simple_command(const char *cmd)
 	return memchr(cmd, '=', first) == NULL;
 }
 
-static pid_t spawn_blocked(const char *cmd, const sigset_t *oldmask,
-			   int *release_fd)
+/* The command's process before exec: 'v' runs the install check in its
+ * own mm (the sites' filter is its pid) and answers one byte on @res:
+ * '0' every site installed, '1' some refused (named on stderr), '2' the
+ * check failed; 'g' execs the command; EOF exits 127. */
+static void __attribute__((noreturn))
+blocked_child(const char *cmd, const struct site_set *ss, int ctl, int res)
 {
-	int p[2];
+	char *line = NULL, c, out;
+	int r;
+
+	while (read(ctl, &c, 1) == 1 && c != 'g') {
+		r = c == 'v' ? install_check_here(ss, 0, NULL) : -EINVAL;
+		out = !r ? '0' : r == -524 ? '1' : '2';
+		if (write(res, &out, 1) != 1)
+			_exit(127);
+	}
+	if (c != 'g')
+		_exit(127);     /* the tracer gave up */
+	if (is_simple_command(cmd) && asprintf(&line, "exec %s", cmd) < 0)
+		_exit(127);
+	execl("/bin/sh", "sh", "-c", line ? line : cmd, (char *)NULL);
+	_exit(127);
+}
+
+static pid_t spawn_blocked(const char *cmd, const sigset_t *oldmask,
+			   const struct site_set *ss, int *ctl_fd, int *res_fd)
+{
+	int p[2], r[2];
 	pid_t pid;
-	char go;
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
-	pid = fork();
-	if (pid < 0) {
+	if (pipe2(r, O_CLOEXEC)) {
 		close(p[0]);
 		close(p[1]);
 		return -errno;
 	}
+	pid = fork();
 	if (pid == 0) {
-		char *line = NULL;
-
 		close(p[1]);
+		close(r[0]);
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		if (read(p[0], &go, 1) != 1)
-			_exit(127);     /* the tracer gave up */
-		if (is_simple_command(cmd) && asprintf(&line, "exec %s", cmd) < 0)
-			_exit(127);
-		execl("/bin/sh", "sh", "-c", line ? line : cmd, (char *)NULL);
-		_exit(127);
+		blocked_child(cmd, ss, p[0], r[1]);
 	}
 	close(p[0]);
-	*release_fd = p[1];
+	close(r[1]);
+	if (pid < 0) {
+		close(p[1]);
+		close(r[0]);
+		return -errno;
+	}
+	*ctl_fd = p[1];
+	*res_fd = r[0];
 	return pid;
+}
+
+/*
+ * Sites attached before their object was mapped are installed at mmap
+ * time, and a site the kernel refuses then is dropped in silence: check
+ * each one where the kernel installs it (install_check.c).  0 or -errno.
+ */
+static int verify_installed(const struct trace_opts *o,
+			    const struct site_set *ss, pid_t target,
+			    int ctl, int res)
+{
+	char c = 0;
+
+	if (o->to_all || o->to_follow)
+		return install_check_here(ss, 0, NULL);
+	if (!o->to_cmd)
+		return install_check_pid(ss, 0, target);
+	if (write(ctl, "v", 1) != 1 || read(res, &c, 1) != 1) {
+		pc_err("trace: install check: the command's process is gone");
+		return -ESRCH;
+	}
+	return c == '0' ? 0 : c == '1' ? -524 : -EIO;
 }
 
 static int write_ready(const char *path)
@@ -229,7 +276,7 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	struct follow *fw = NULL;
 	struct pollfd pf[3];
 	sigset_t mask, old;
-	int rc = EXIT_RUNTIME, release = -1, sigfd, err;
+	int rc = EXIT_RUNTIME, release = -1, answer = -1, sigfd, err;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -243,7 +290,8 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	if (sigfd < 0 || follow_setup(o, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
-		pid_t child = spawn_blocked(o->to_cmd, &old, &release);
+		pid_t child = spawn_blocked(o->to_cmd, &old, ss, &release,
+					    &answer);
 
 		if (!is_simple_command(o->to_cmd) && !o->to_follow)
 			pc_err("trace: -c: compound command: only the shell "
@@ -268,6 +316,8 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 			pc_err("trace: pid %d exited during attach", rs.rs_target);
 		goto out;
 	}
+	if (verify_installed(o, ss, rs.rs_target, release, answer))
+		goto out;       /* all-or-nothing: session_close undoes it */
 	if (follow_start(fw, s, rs.rs_target))
 		goto out;
 	if (o->to_ready && write_ready(o->to_ready))
@@ -298,6 +348,8 @@ out:
 	follow_close(fw);
 	if (release >= 0)
 		close(release);         /* an unreleased child exits 127 */
+	if (answer >= 0)
+		close(answer);
 	err = child_status(&rs);
 	if (rc == EXIT_OK)
 		rc = err;

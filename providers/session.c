@@ -21,6 +21,7 @@
 #include "log.h"
 #include "pc.skel.h"
 #include "session.h"
+#include "install_check.h"
 #include "uprobe_pmu.h"
 #include "attach_tracefs.h"
 #include "attach_multi.h"
@@ -335,6 +336,10 @@ static int attach_group(struct pc_session *s, const struct site_set *ss,
 		       fd == -EINVAL ? "invalid argument (two sites at one "
 		       "address with different semaphore offsets?)"
 		       : pc_site_strerror(-fd));
+		/* Name the refused sites: each one tried on its own, in our
+		 * own mm (install_check.c). */
+		if (fd == -524)
+			install_check_pid(ss, lead, getpid());
 		return fd;
 	}
 	links_push(s, NULL, fd, NULL);

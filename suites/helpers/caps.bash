@@ -78,6 +78,11 @@ pc_caps_probe() {
 	_pc_cap_feature "$f" uretprobe_syscall uretprobe_syscall "$feat"
 	_pc_cap_feature "$f" uprobe_syscall uprobe_syscall "$feat"
 	_pc_cap_feature "$f" uprobe_optimize uprobe_optimize "$feat"
+	# Instruction forms the kernel's uprobe decoder may refuse (a site on
+	# one, attached before its object is mapped, is dropped in silence).
+	_pc_cap_feature "$f" probe_nop10 probe_nop10 "$feat"
+	_pc_cap_feature "$f" probe_ds_prefix probe_ds_prefix "$feat"
+	_pc_cap_feature "$f" probe_lock_prefix probe_lock_prefix "$feat"
 	if ((ok)); then
 		_pc_cap_feature "$f" tracefs tracefs "$feat"
 	else
