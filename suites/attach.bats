@@ -103,16 +103,6 @@ sema_seen() {
 	jq -r --arg p "$2" 'select(.sema == $p) | .value' "$1" | xargs
 }
 
-# pc_bounded ARGS...: `pc ARGS` under a watchdog.  A tracer that attached
-# although it should not have would trace -p forever: after PC_TIMEOUT it
-# gets SIGINT and the test fails on status 124 instead of hanging.
-pc_bounded() {
-	local w=$BATS_TEST_TMPDIR/pc-bounded
-	printf '#!/bin/sh\nexec timeout -s INT -k 5 %q %q "$@"\n' "$PC_TIMEOUT" "$PC_BIN" >"$w"
-	chmod +x "$w"
-	PC_BIN=$w pc "$@"
-}
-
 # traced_stopped N FXPID PROBE...: `probecheck trace -p FXPID PROBE...`
 # under strace, frozen by a SIGSTOP injected on its Nth perf_event_open:
 # the call completes, the tracer stops before acting on its result.

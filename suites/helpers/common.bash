@@ -155,6 +155,16 @@ pc() {
 	return $st
 }
 
+# pc_bounded ARGS...: `pc ARGS` under a watchdog.  A tracer that attached
+# although it should not have would trace -p forever: after PC_TIMEOUT it
+# gets SIGINT and the test fails on status 124 instead of hanging.
+pc_bounded() {
+	local w=$BATS_TEST_TMPDIR/pc-bounded
+	printf '#!/bin/sh\nexec timeout -s INT -k 5 %q %q "$@"\n' "$PC_TIMEOUT" "$PC_BIN" >"$w"
+	chmod +x "$w"
+	PC_BIN=$w pc "$@"
+}
+
 # pc_trace_bg OUT ARGS...: start `probecheck trace --ready R ARGS` in the
 # background with stdout to OUT and stderr to OUT.err, and return once
 # every probe is attached (the ready file exists).  Fails, with the
