@@ -55,7 +55,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all check check-unit check-suites coverage valgrind soak matrix clean help fixtures
+.PHONY: all check check-unit check-suites coverage valgrind soak flake matrix clean help fixtures
 
 # ---- sources: no hand-kept lists; every file present takes part -----------
 PROV_SRCS  := $(wildcard providers/*.c)
@@ -218,6 +218,12 @@ SOAK_N ?= 200
 soak: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/soak -n $(SOAK_N)
 
+# The flake budget: the suites FLAKE_N times in a row on this kernel (all,
+# or SUITES=), then every test whose outcome changed between runs.
+FLAKE_N ?= 20
+flake: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/flake $(FLAKE_N) $(O)/flake $(SUITES)
+
 # bisect-kernels and bisect-git must find planted regressions (synthetic
 # kernels and a scratch repository: no VM, no uprobe, no build of ours).
 .PHONY: bisect-selftest
@@ -238,6 +244,7 @@ help:
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
+	@echo '  flake        the suites FLAKE_N (20) times; lists every test whose outcome changed'
 	@echo '  bisect-selftest  bisect-kernels and bisect-git find planted regressions'
 	@echo '  clean        remove $(O) and $(O)-cov'
 	@echo 'variables: O=dir V=1 COVERAGE=1 SANITIZE=address,undefined SUITES=...'
