@@ -44,6 +44,7 @@
 #include <linux/perf_event.h>
 #include "features.h"
 #include "log.h"
+#include "procmaps.h"
 #include "uprobe_pmu.h"
 
 /* The site: a 5-byte nop and a return, in our own text. */
@@ -92,28 +93,6 @@ static int probe_syscall(long nr, char *why, size_t len)
 	snprintf(why, len, "syscall %ld from outside its trampoline: wait "
 		 "status 0x%x, not SIGILL", nr, st);
 	return 1;
-}
-
-/* File offset of @fn in our executable, from our own maps. */
-static int site_offset(void (*fn)(void), uint64_t *off)
-{
-	uintptr_t want = (uintptr_t)fn;
-	unsigned long lo, hi, pgoff;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 &&
-		    want >= lo && want < hi) {
-			*off = want - lo + pgoff;
-			err = 0;
-			break;
-		}
-	fclose(f);
-	return err;
 }
 
 struct nop5_seen {
@@ -181,7 +160,7 @@ static int probe_optimize(char *why, size_t len)
 	uint64_t off = 0;
 	pid_t pid;
 
-	if ((err = site_offset(pc_feat_nop5_site, &off)))
+	if ((err = procmaps_self_offset((const void *)pc_feat_nop5_site, &off)))
 		return err;
 	if (pipe2(go, O_CLOEXEC))
 		return -errno;
@@ -228,7 +207,7 @@ static int probe_insn(void (*fn)(void), char *why, size_t len)
 	if (n < 0)
 		return -errno;
 	exe[n] = 0;
-	if ((err = site_offset(fn, &off)))
+	if ((err = procmaps_self_offset((const void *)fn, &off)))
 		return err;
 	fd = uprobe_pmu_open(exe, off, 0, 0, getpid());
 	if (fd >= 0) {

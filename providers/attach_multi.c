@@ -34,6 +34,7 @@
 #include <bpf/bpf.h>
 #include "attach_multi.h"
 #include "log.h"
+#include "procmaps.h"
 
 /* union bpf_attr's link_create as of Linux 6.6, uprobe_multi member. */
 struct umulti_attr {
@@ -81,28 +82,6 @@ int umulti_link_create(int prog_fd, const char *path, const uint64_t *offs,
 __attribute__((noinline)) void umulti_probe_target(void)
 {
 	__asm__ volatile("" ::: "memory");
-}
-
-/* File offset of umulti_probe_target in our own executable. */
-static int target_offset(uint64_t *off)
-{
-	uintptr_t want = (uintptr_t)&umulti_probe_target;
-	unsigned long lo, hi, pgoff;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 &&
-		    want >= lo && want < hi) {
-			*off = want - lo + pgoff;
-			err = 0;
-			break;
-		}
-	fclose(f);
-	return err;
 }
 
 #define INSN(c, d, s, o, i) \
@@ -209,7 +188,7 @@ static int probe_once(struct umulti_caps *c)
 	int map_fd, prog_fd = -1, err;
 	uint64_t off, hits = 0;
 
-	err = target_offset(&off);
+	err = procmaps_self_offset((const void *)umulti_probe_target, &off);
 	if (err)
 		return err;
 	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pc_probe_cnt", 4, 8, 1,

@@ -396,7 +396,7 @@ static int proc_parents(struct fw_pids *pid, struct fw_pids *ppid)
 	if (!d)
 		return -errno;
 	while (!err && (de = readdir(d))) {
-		char path[64], buf[512], *p;
+		char path[300], buf[512], *p;
 		FILE *fp;
 		int pp;
 

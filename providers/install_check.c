@@ -37,9 +37,9 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include "install_check.h"
 #include "log.h"
+#include "procmaps.h"
 #include "uprobe_pmu.h"
 
 #define KERNEL_ENOTSUPP 524     /* include/linux/errno.h */
@@ -154,45 +154,31 @@ int install_check_here(const struct site_set *ss, size_t first,
 	return err;
 }
 
-/* Is the object of @st mapped in @pid?  1, 0, or -errno. */
-static int mapped_in(const struct site *st, pid_t pid)
+/* Is the object of @st among @pm (by device and inode)?  1, 0, -errno. */
+static int mapped_in(const struct site *st, const struct pm_objects *pm)
 {
-	char path[64], line[4096];
-	unsigned long maj, min, ino;
 	struct stat sb;
-	FILE *f;
-	int found = 0;
 
 	if (stat(st->st_open_path, &sb))
 		return -errno;
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*x-%*x %*s %*x %lx:%lx %lu", &maj, &min,
-			       &ino) == 3 && ino == sb.st_ino &&
-			makedev(maj, min) == sb.st_dev;
-	fclose(f);
-	return found;
+	for (size_t i = 0; i < pm->po_n; i++)
+		if (pm->po_v[i].po_dev == sb.st_dev &&
+		    pm->po_v[i].po_ino == sb.st_ino)
+			return 1;
+	return 0;
 }
 
 int install_check_pid(const struct site_set *ss, size_t first, pid_t pid)
 {
-	size_t n = ss->ss_n - first, k;
+	size_t n = ss->ss_n - first, k = 0;
 	unsigned char *only = calloc(n ? n : 1, 1);
 	int *fds = malloc((n ? n : 1) * sizeof(*fds));
-	int err = only && fds ? 0 : -ENOMEM, any = 0;
+	struct pm_objects pm = { NULL, 0 };
+	int err = only && fds ? procmaps_read(pid, &pm) : -ENOMEM, any = 0;
 
-	const char *last = NULL;
-	int r = 0;
-
-	for (k = 0; k < n && !err; k++) {
+	for (; k < n && !err; k++) {
 		const struct site *st = &ss->ss_v[first + k];
-
-		/* Sites come sorted by object: one maps read per object. */
-		if (!last || strcmp(last, st->st_open_path))
-			r = mapped_in(st, pid);
-		last = st->st_open_path;
+		int r = mapped_in(st, &pm);
 
 		fds[k] = -1;
 		if (r < 0)
@@ -212,6 +198,7 @@ int install_check_pid(const struct site_set *ss, size_t first, pid_t pid)
 	while (fds && k--)
 		if (fds[k] >= 0)
 			close(fds[k]);
+	procmaps_free(&pm);
 	free(only);
 	free(fds);
 	return err;

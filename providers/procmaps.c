@@ -277,3 +277,24 @@ const struct pm_object *procmaps_find(const struct pm_objects *o,
 			return &o->po_v[i];
 	return NULL;
 }
+
+int procmaps_self_offset(const void *addr, uint64_t *off)
+{
+	uintptr_t want = (uintptr_t)addr;
+	unsigned long lo, hi, pgoff;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 &&
+		    want >= lo && want < hi) {
+			*off = want - lo + pgoff;
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}

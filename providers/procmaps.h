@@ -34,4 +34,8 @@ void procmaps_free(struct pm_objects *o);
 const struct pm_object *procmaps_find(const struct pm_objects *o,
 				      const char *path);
 
+/* File offset of @addr in the object our own process maps it from
+ * (/proc/self/maps): 0, -ENOENT if no mapping holds it, or -errno. */
+int  procmaps_self_offset(const void *addr, uint64_t *off);
+
 #endif

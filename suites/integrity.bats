@@ -297,3 +297,30 @@ result_variant() {
 	run -1 integ_redzone_call "$o"
 	assert_output --partial 'not the optimized-CALL signature'
 }
+
+# nop10_sites MODE: the 10-byte cs nopw site of the executable and the
+# library.  Kernels whose decoder refuses it SKIP (probe_nop10); where it
+# is probed (7.3 optimizes it into lea -0x80(%rsp),%rsp; call, stepping
+# over the red zone) every register, flag and the red zone must survive.
+nop10_sites() {
+	pc_use_mode "$1"
+	requires probe_nop10
+	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(fx_bin "$FXV") lib=$(fx_lib "$FXV")
+	run_fx "$MODE" "$o" "$t" "fire:fxint:nop10:20 dlopen:$lib libfire:fxlibint:nop10:20" \
+		"usdt:$fx:fxint:nop10" "usdt:$lib:fxlibint:nop10"
+	integ_judge "$o" "$t"
+	integ_verdict "$o" 0 "$MODE: nop10 sites of the executable and of a library, 20 hits each"
+}
+
+@test "perf: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+	nop10_sites perf
+}
+
+@test "tracefs: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+	nop10_sites tracefs
+}
+
+@test "multi: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+	nop10_sites multi
+}

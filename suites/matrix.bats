@@ -57,6 +57,8 @@ three() {
 	assert_line --partial '| b | `rel-b` | FAIL: s: 0 passed, 1 failed, 1 skipped, 0 kernel |'
 	assert_line --partial '| c | `rel-c` | INFRA: why-c |'
 	assert_line '| uprobe_multi | no (not here) | no (not here) | no (not here) |'
+	# a key with a digit is a capability too
+	assert_line '| probe_nop10 | yes | yes | yes |'
 }
 
 @test "matrix: a unit binary with a short plan, no plan or a non-zero exit is FAIL, and fails its kernel" {

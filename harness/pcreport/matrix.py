@@ -22,7 +22,7 @@ from . import kernlog
 from .errors import ReportError, read_optional, read_text
 from .md import esc, secs
 
-CAP_RE = re.compile(r"^[a-z_]+=[01]$")
+CAP_RE = re.compile(r"^[a-z][a-z0-9_]*=[01]$")
 HEADER = ["name", "spec", "verdict", "why", "boot_s", "wall_s", "release"]
 
 

@@ -39,7 +39,7 @@ kern() {
 	[[ -f $1/kernels.tsv ]] ||
 		printf 'name\tspec\tverdict\twhy\tboot_s\twall_s\trelease\n' >"$1/kernels.tsv"
 	printf '%s\tspec-%s\t%s\twhy-%s\t4\t100\trel-%s\n' "$2" "$2" "$3" "$2" "$2" >>"$1/kernels.tsv"
-	printf 'uprobe_pmu=1\ntracefs=1\nuprobe_multi=0\nuprobe_multi_why=not here\n' >"$1/$2/caps"
+	printf 'uprobe_pmu=1\ntracefs=1\nuprobe_multi=0\nuprobe_multi_why=not here\nprobe_nop10=1\n' >"$1/$2/caps"
 	echo "$3" >"$1/$2/verdict"
 	echo "why-$2" >"$1/$2/verdict.why"
 	echo "spec-$2" >"$1/$2/spec"
