@@ -214,10 +214,10 @@ static int probe_insn(void (*fn)(void), char *why, size_t len)
 		close(fd);
 		return 1;
 	}
-	if (fd != -524)
+	if (fd != -PC_ENOTSUPP)
 		return fd;
 	snprintf(why, len, "a uprobe on %02x %02x %02x %02x %02x ...: %s",
-		 b[0], b[1], b[2], b[3], b[4], pc_site_strerror(524));
+		 b[0], b[1], b[2], b[3], b[4], pc_site_strerror(PC_ENOTSUPP));
 	return 0;
 }
 

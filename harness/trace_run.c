@@ -56,12 +56,12 @@ static int is_simple_command(const char *cmd)
 static void __attribute__((noreturn))
 blocked_child(const char *cmd, const struct site_set *ss, int ctl, int res)
 {
-	char *line = NULL, c, out;
+	char *line = NULL, c = 0, out;     /* c: EOF before any byte is no go */
 	int r;
 
 	while (read(ctl, &c, 1) == 1 && c != 'g') {
 		r = c == 'v' ? install_check_here(ss, 0, NULL) : -EINVAL;
-		out = !r ? '0' : r == -524 ? '1' : '2';
+		out = !r ? '0' : r == -PC_ENOTSUPP ? '1' : '2';
 		if (write(res, &out, 1) != 1)
 			_exit(127);
 	}
@@ -124,7 +124,7 @@ static int verify_installed(const struct trace_opts *o,
 		pc_err("trace: install check: the command's process is gone");
 		return -ESRCH;
 	}
-	return c == '0' ? 0 : c == '1' ? -524 : -EIO;
+	return c == '0' ? 0 : c == '1' ? -PC_ENOTSUPP : -EIO;
 }
 
 static int write_ready(const char *path)

@@ -42,8 +42,6 @@
 #include "procmaps.h"
 #include "uprobe_pmu.h"
 
-#define KERNEL_ENOTSUPP 524     /* include/linux/errno.h */
-
 struct ic_map {
 	dev_t im_dev;
 	ino_t im_ino;
@@ -108,7 +106,7 @@ static int map_object(struct ic_maps *m, const char *path,
 	return 0;
 }
 
-/* One site: 0 installed, -524 dropped (said), -errno if unknown. */
+/* One site: 0 installed, -PC_ENOTSUPP dropped (said), -errno if unknown. */
 static int check_site(struct ic_maps *m, const struct site *st)
 {
 	unsigned char file[5] = { 0 };
@@ -130,9 +128,9 @@ static int check_site(struct ic_maps *m, const struct site *st)
 	       "object was mapped: %s; the instruction there: %02x %02x %02x "
 	       "%02x %02x", st->st_path, (unsigned long long)st->st_off,
 	       st->st_provider, st->st_name,
-	       pc_site_strerror(KERNEL_ENOTSUPP), file[0], file[1], file[2],
+	       pc_site_strerror(PC_ENOTSUPP), file[0], file[1], file[2],
 	       file[3], file[4]);
-	return -KERNEL_ENOTSUPP;
+	return -PC_ENOTSUPP;
 }
 
 int install_check_here(const struct site_set *ss, size_t first,
@@ -145,9 +143,9 @@ int install_check_here(const struct site_set *ss, size_t first,
 		if (only && !only[i - first])
 			continue;
 		e = check_site(&m, &ss->ss_v[i]);
-		if (e && (!err || err == -KERNEL_ENOTSUPP))
+		if (e && (!err || err == -PC_ENOTSUPP))
 			err = e;        /* every refused site is named */
-		if (e && e != -KERNEL_ENOTSUPP)
+		if (e && e != -PC_ENOTSUPP)
 			break;
 	}
 	maps_free(&m);

@@ -12,7 +12,7 @@
  * Map the objects of sites @first.. of @ss in the calling process and
  * check each site holds int3 there (only those with @only[i - first]
  * set, every one if @only is NULL).  Meaningful only where the sites'
- * uprobes apply to the caller's mm.  0; -524 (ENOTSUPP) when some site
+ * uprobes apply to the caller's mm.  0; -PC_ENOTSUPP (524, log.h) when some site
  * was not installed, each one named on stderr; -errno if the check could
  * not run.
  */

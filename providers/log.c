@@ -65,7 +65,7 @@ const char *pc_site_strerror(int err)
 {
 	/* arch_uprobe_analyze_insn() refuses the instruction (on x86:
 	 * prefixes or opcodes it cannot single-step or emulate). */
-	if (err == 524)
+	if (err == PC_ENOTSUPP)
 		return "the kernel cannot probe the instruction at this site "
 		       "(ENOTSUPP, 524: its uprobe decoder refuses it)";
 	return pc_strerror(err);

@@ -18,6 +18,9 @@ void pc_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * and meaning.  pc_site_strerror says what ERR means for a probe site.
  */
 const char *pc_strerror(int err);
+/* The kernel's ENOTSUPP: what a uprobe on an instruction its decoder
+ * refuses fails with (include/linux/errno.h; no userspace name). */
+#define PC_ENOTSUPP 524
 const char *pc_site_strerror(int err);
 
 /* Tests silence expected errors; -v enables debug output. */

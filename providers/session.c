@@ -338,7 +338,7 @@ static int attach_group(struct pc_session *s, const struct site_set *ss,
 		       : pc_site_strerror(-fd));
 		/* Name the refused sites: each one tried on its own, in our
 		 * own mm (install_check.c). */
-		if (fd == -524)
+		if (fd == -PC_ENOTSUPP)
 			install_check_pid(ss, lead, getpid());
 		return fd;
 	}

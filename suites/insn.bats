@@ -94,7 +94,7 @@ case_c() {
 case_p() {
 	local mode=$1 w=$2 f o r fifo pid st
 	for f in nop1 "${FORMS[@]}"; do
-		o=$BATS_TEST_TMPDIR/$f.o r=$BATS_TEST_TMPDIR/$f.ready
+		o=$BATS_TEST_TMPDIR/$f.o r=$BATS_TEST_TMPDIR/$f.ready st=0
 		fifo=$(pc_fifo "$f.go")
 		local -a fs=(nop1)
 		[[ $f == nop1 ]] || fs+=("$f")
@@ -108,9 +108,7 @@ case_p() {
 			assert_equal "$PC_TRACE_STATUS" 0
 			assert_oracle "$o" "$o.t" --only "$(prov "$w"):*"
 			assert_summary $((2 + 3 * (${#fs[@]} - 1))) "$o.t.err"
-			st=0
 		else
-			st=0
 			# Bounded: a tracer that wrongly attached would trace -p
 			# forever (the fixture waits for us to release it).
 			pc_bounded trace --attach="$mode" --json -p "$pid" $(specs "$w" "${fs[@]}") >"$o.t" 2>"$o.err" || st=$?
@@ -126,7 +124,7 @@ case_p() {
 case_a() {
 	local mode=$1 w=$2 f o st
 	for f in nop1 "${FORMS[@]}"; do
-		o=$BATS_TEST_TMPDIR/$f.o
+		o=$BATS_TEST_TMPDIR/$f.o st=0
 		local -a fs=(nop1)
 		[[ $f == nop1 ]] || fs+=("$f")
 		if accepted "$f"; then
@@ -136,9 +134,7 @@ case_a() {
 			pc_trace_stop INT
 			assert_equal "$PC_TRACE_STATUS" 0
 			assert_oracle "$o" "$o.t"
-			st=0
 		else
-			st=0
 			pc_bounded trace --attach="$mode" --json -a $(specs "$w" "${fs[@]}") >"$o.t" 2>"$o.err" || st=$?
 			refused_ok "$w" "$f" "$st" "$(cat "$o.err")"
 		fi

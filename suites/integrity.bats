@@ -99,15 +99,21 @@ never_optimized() {
 	never_optimized multi
 }
 
+# form_sites FORM: the FORM site (nop5, nop10) of the executable and the
+# library, 20 hits each, in the mode pc_use_mode chose.
+form_sites() {
+	local f=$1 fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(fx_bin "$FXV") lib=$(fx_lib "$FXV")
+	run_fx "$MODE" "$o" "$t" "fire:fxint:$f:20 dlopen:$lib libfire:fxlibint:$f:20" \
+		"usdt:$fx:fxint:$f" "usdt:$lib:fxlibint:$f"
+	integ_judge "$o" "$t"
+	integ_verdict "$o" 0 "$MODE: $f sites of the executable and of a library, 20 hits each"
+}
+
 # nop5_sites MODE: the nop5 site of the executable and the library.
 nop5_sites() {
 	pc_use_mode "$1"
-	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(fx_bin "$FXV") lib=$(fx_lib "$FXV")
-	run_fx "$MODE" "$o" "$t" "fire:fxint:nop5:20 dlopen:$lib libfire:fxlibint:nop5:20" \
-		"usdt:$fx:fxint:nop5" "usdt:$lib:fxlibint:nop5"
-	integ_judge "$o" "$t"
-	integ_verdict "$o" 0 "$MODE: nop5 sites of the executable and of a library, 20 hits each"
+	form_sites nop5
 }
 
 @test "perf: nop5 sites leave the program unharmed, events exact (executable and library)" {
@@ -305,12 +311,7 @@ result_variant() {
 nop10_sites() {
 	pc_use_mode "$1"
 	requires probe_nop10
-	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(fx_bin "$FXV") lib=$(fx_lib "$FXV")
-	run_fx "$MODE" "$o" "$t" "fire:fxint:nop10:20 dlopen:$lib libfire:fxlibint:nop10:20" \
-		"usdt:$fx:fxint:nop10" "usdt:$lib:fxlibint:nop10"
-	integ_judge "$o" "$t"
-	integ_verdict "$o" 0 "$MODE: nop10 sites of the executable and of a library, 20 hits each"
+	form_sites nop10
 }
 
 @test "perf: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
