@@ -23,11 +23,12 @@
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/libbpf.h>
+#include "attach.h"
 #include "attach_multi.h"
 #include "cli.h"
 #include "features.h"
 #include "log.h"
-#include "session.h"
+#include "uprobe_pmu.h"
 
 static void feature(const char *key, int ok, const char *why)
 {
@@ -41,9 +42,7 @@ static void probe_pmu(void)
 	char why[160] = "";
 	int lo, err;
 
-	pc_log_quiet = 1;
 	err = uprobe_pmu_type();
-	pc_log_quiet = 0;
 	feature("uprobe_pmu", err >= 0,
 		"no uprobe PMU (/sys/bus/event_source/devices/uprobe/type "
 		"missing: CONFIG_UPROBE_EVENTS, Linux 4.17+)");
@@ -114,8 +113,7 @@ int cmd_features(int argc, char **argv)
 	probe_tracefs();
 	fflush(stdout);         /* before features_x86 forks */
 	features_x86();
-	printf("attach_auto=%s\n", session_attach_name(session_attach_auto(1)));
-	printf("attach_auto_all=%s\n",
-	       session_attach_name(session_attach_auto(0)));
+	printf("attach_auto=%s\n", attach_choose(NULL, 1)->ao_name);
+	printf("attach_auto_all=%s\n", attach_choose(NULL, 0)->ao_name);
 	return fflush(stdout) ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -58,22 +58,34 @@ static void print_site_text(const struct site *st)
 }
 
 /* Every object of @pid; objects without notes are not candidates. */
+/* Sites of one object, of every provider `list` shows. */
+static int list_object(const char *path, const char *shown, int quiet,
+		       struct site_set *ss)
+{
+	int err = 0, n = 0;
+
+	for (size_t i = 0; pc_providers[i] && err >= 0; i++) {
+		if (!pc_providers[i]->pv_listed)
+			continue;
+		err = pc_providers[i]->pv_list(path, shown, quiet, ss);
+		n += err > 0 ? err : 0;
+	}
+	return err < 0 ? err : n;
+}
+
 static int list_process(pid_t pid, struct site_set *ss)
 {
-	const struct provider *pv = provider_find("usdt");
 	struct pm_objects maps = { 0 };
-	int err, q = pc_log_quiet;
+	int err;
 
-	err = procmaps_read(pid, &maps);
+	err = procmaps_read(pid, 0, &maps);
 	if (err)
 		return err;
 	for (size_t i = 0; i < maps.po_n; i++) {
 		const struct pm_object *po = &maps.po_v[i];
 		size_t first = ss->ss_n;
 
-		pc_log_quiet = 1;
-		err = pv->pv_list(po->po_open_path, po->po_path, ss);
-		pc_log_quiet = q;
+		err = list_object(po->po_open_path, po->po_path, 1, ss);
 		if (err == -ENOMEM)
 			break;
 		for (size_t j = first; j < ss->ss_n; j++) {
@@ -88,7 +100,6 @@ static int list_process(pid_t pid, struct site_set *ss)
 
 static int list_file(const char *path, struct site_set *ss)
 {
-	const struct provider *pv = provider_find("usdt");
 	struct stat sb;
 
 	if (stat(path, &sb)) {
@@ -99,7 +110,7 @@ static int list_file(const char *path, struct site_set *ss)
 		pc_err("usdt: '%s': not a regular file", path);
 		return -EINVAL;
 	}
-	return pv->pv_list(path, path, ss);
+	return list_object(path, path, 0, ss);
 }
 
 int cmd_list(int argc, char **argv)

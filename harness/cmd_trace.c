@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include "attach.h"
 #include "cli.h"
 #include "log.h"
 #include "procmaps.h"
@@ -50,15 +51,16 @@ static int parse_nargs(const char *s, int *n)
 	return 0;
 }
 
-/* --attach perf|tracefs|multi|auto: how sites become uprobes (session.h). */
-static int parse_attach(const char *s, int *mode)
+/* --attach MODE|auto: how sites become uprobes (attach.h); auto: NULL. */
+static int parse_attach(const char *s, const struct attach_ops **mode)
 {
-	for (int m = SESSION_ATTACH_PERF; m <= SESSION_ATTACH_AUTO; m++)
-		if (!strcmp(s, session_attach_name(m))) {
-			*mode = m;
-			return 0;
-		}
-	pc_err("--attach '%s': expected perf, tracefs, multi or auto", s);
+	char names[128];
+
+	*mode = attach_mode_find(s);
+	if (*mode || !strcmp(s, "auto"))
+		return 0;
+	attach_mode_names(names, sizeof(names), ", ");
+	pc_err("--attach '%s': expected %s or auto", s, names);
 	return -EINVAL;
 }
 
@@ -81,7 +83,7 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	optind = 1;
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
 	o->to_nargs = 6;
-	o->to_attach = SESSION_ATTACH_AUTO;
+	o->to_attach = NULL;    /* auto */
 	while ((c = getopt_long(argc, argv, "+:jc:p:afvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->to_json = 1; break;
@@ -156,7 +158,7 @@ int trace_resolve(const struct trace_opts *o, struct site_set *ss)
 	int err = 0;
 
 	if (o->to_pid) {
-		err = procmaps_read(o->to_pid, &maps);
+		err = procmaps_read(o->to_pid, 0, &maps);
 		if (err)
 			return err;
 		tg.tg_maps = &maps;

@@ -1,113 +1,19 @@
 /*
  * probecheck.c — entry point: dispatch to a subcommand.
  */
-#include <ctype.h>
-#include <errno.h>
-#include <getopt.h>
-#include <signal.h>
-#include <stdlib.h>
 #include <string.h>
 #include "cleanup.h"
 #include "cli.h"
 #include "log.h"
 
-void usage(FILE *f)
-{
-	fputs("usage: probecheck list [--json] FILE\n"
-	      "       probecheck list [--json] -p PID\n"
-	      "       probecheck trace [--json] [--str N[,N...]] [--args N] [--ready FILE] [-v]\n"
-	      "                        [--attach perf|tracefs|multi|auto] [--follow]\n"
-	      "                        [-c 'CMD' | -p PID | -a] PROBE...\n"
-	      "       probecheck cleanup\n"
-	      "       probecheck features\n"
-	      "PROBE: usdt:PATH:PROVIDER:NAME           (PROVIDER, NAME: globs)\n"
-	      "       pid:PATH:FUNCTION:entry|return|0xOFF (FUNCTION: glob)\n"
-	      "       PATH '*': every object the process maps (-p, or -c --follow)\n"
-	      "without -c or -p: every process that maps the object (as -a)\n"
-	      "exit: 0 success, 1 runtime failure, 2 usage or bad input\n", f);
-}
-
-int parse_pid(const char *s, pid_t *pid)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v <= 0 || v > 4194304 || !isdigit(*s)) {
-		pc_err("pid '%s': not a process id", s);
-		return -EINVAL;
-	}
-	if (kill(v, 0) && errno == ESRCH) {
-		pc_err("pid %ld: no such process", v);
-		return -ESRCH;
-	}
-	*pid = v;
-	return 0;
-}
-
-void bad_option(const char *cmd, int c, char **argv)
-{
-	const char *opt = argv[optind - 1];
-
-	if (c == ':')
-		pc_err("%s: option '%s' needs an argument", cmd, opt);
-	else
-		pc_err("%s: unknown option '%s'", cmd, opt);
-}
-
-/* Length of the valid UTF-8 sequence at @p (lead byte >= 0x80), 0 if
- * it is not one: those bytes are passed through, a JSON reader decodes
- * them to the same bytes; anything else is escaped. */
-static int utf8_len(const unsigned char *p)
-{
-	int n, i;
-	unsigned cp;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
-void json_str(FILE *f, const char *s)
-{
-	int n;
-
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':  fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (*p >= 0x80 && (n = utf8_len(p)) > 0) {
-				fwrite(p, 1, n, f);
-				p += n - 1;
-			} else if (*p < 0x20 || *p >= 0x7f) {
-				fprintf(f, "\\u%04x", *p);
-			} else {
-				fputc(*p, f);
-			}
-		}
-	}
-	fputc('"', f);
-}
+static const struct {
+	const char *c_name;
+	int (*c_run)(int argc, char **argv);
+} commands[] = {
+	{ "list", cmd_list },
+	{ "trace", cmd_trace },
+	{ "features", cmd_features },
+};
 
 int main(int argc, char **argv)
 {
@@ -118,17 +24,15 @@ int main(int argc, char **argv)
 	/* What dead tracers left (stash.c) goes first; cheap when none. */
 	if (!strcmp(argv[1], "cleanup"))
 		return cmd_cleanup(argc - 1, argv + 1);
-	cleanup_at_start();
-	if (!strcmp(argv[1], "list"))
-		return cmd_list(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "trace"))
-		return cmd_trace(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "features"))
-		return cmd_features(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return EXIT_OK;
 	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].c_name)) {
+			cleanup_at_start();
+			return commands[i].c_run(argc - 1, argv + 1);
+		}
 	pc_err("unknown command '%s'", argv[1]);
 	usage(stderr);
 	return EXIT_USAGE;

@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include "site.h"
 
+struct attach_ops;
+
 struct trace_opts {
 	int    to_json;
 	uint32_t to_str_mask;   /* --str: argument indexes read as strings */
@@ -17,7 +19,7 @@ struct trace_opts {
 	int    to_all;          /* -a: every process mapping the objects */
 	int    to_follow;       /* --follow: descendants, exec, '*' later */
 	int    to_nargs;        /* --args N: pid entry arguments (default 6) */
-	int    to_attach;       /* --attach: enum session_attach_mode */
+	const struct attach_ops *to_attach;     /* --attach; NULL: auto */
 	char **to_probes;
 	int    to_nprobes;
 };

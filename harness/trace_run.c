@@ -37,6 +37,7 @@
 #include "follow.h"
 #include "install_check.h"
 #include "log.h"
+#include "procstat.h"
 #include "session.h"
 #include "trace.h"
 
@@ -155,8 +156,7 @@ struct run_state {
 /* The traced process is gone (a zombie counts: it cannot fire). */
 static int target_gone(struct run_state *rs)
 {
-	char path[64], state = 0;
-	FILE *f;
+	struct proc_stat ps;
 
 	if (!rs->rs_target)
 		return 0;       /* -a: until SIGINT/SIGTERM */
@@ -165,14 +165,9 @@ static int target_gone(struct run_state *rs)
 			rs->rs_reaped = 1;
 		return rs->rs_reaped;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/stat", rs->rs_target);
-	f = fopen(path, "r");
-	if (!f)
+	if (proc_stat_read(rs->rs_target, &ps) == -ESRCH)
 		return 1;
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 0;
-	fclose(f);
-	return state == 'Z' || state == 'X';
+	return ps.ps_state == 'Z' || ps.ps_state == 'X';
 }
 
 /*
@@ -230,8 +225,7 @@ static void summary(struct pc_session *s)
 
 	session_counts(s, &hits, &drops, &delivered);
 	fflush(stdout);
-	fprintf(stderr, "probecheck: attach: %s\n",
-		session_attach_name(session_attach_mode(s)));
+	fprintf(stderr, "probecheck: attach: %s\n", session_attach_name(s));
 	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
 		(unsigned long long)delivered, (unsigned long long)drops,
 		(unsigned long long)hits);
@@ -270,7 +264,10 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	struct session_opts so = { .so_filter_pids = 1,
 				   .so_event = trace_print_event,
 				   .so_ctx = &out,
-				   .so_attach = o->to_attach };
+				   .so_attach = o->to_attach,
+				   /* with a pid, uprobe_multi must also see
+				    * every thread */
+				   .so_per_process = !o->to_all && !o->to_follow };
 	struct run_state rs = { .rs_target = o->to_pid, .rs_pidfd = -1 };
 	struct pc_session *s = NULL;
 	struct follow *fw = NULL;
@@ -284,9 +281,6 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	/* auto: with a pid, uprobe_multi must also see every thread. */
-	if (so.so_attach == SESSION_ATTACH_AUTO)
-		so.so_attach = session_attach_auto(!o->to_all && !o->to_follow);
 	if (sigfd < 0 || follow_setup(o, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {

@@ -26,13 +26,17 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
 #include "attach_multi.h"
+#include "install_check.h"
 #include "log.h"
 #include "procmaps.h"
 
@@ -239,3 +243,107 @@ int umulti_probe(struct umulti_caps *c)
 			 "no uprobe_multi link: %s", c->uc_link_why);
 	return err;
 }
+
+/* ---- the attach mode ---------------------------------------------------- */
+
+static int multi_caps(char *why, size_t len)
+{
+	struct umulti_caps c;
+	int err = umulti_probe(&c);
+
+	if (err) {
+		snprintf(why, len, "the uprobe_multi probe could not run: %s",
+			 pc_strerror(-err));
+		return err;
+	}
+	if (!c.uc_link) {
+		snprintf(why, len, "%s", c.uc_link_why);
+		return -EOPNOTSUPP;
+	}
+	snprintf(why, len, "%s", c.uc_pid_why);
+	return ATTACH_CAP_BATCH | (c.uc_pid ? ATTACH_CAP_PID_ALL : 0);
+}
+
+static void group_error(const struct site *l, uint32_t cnt, int err)
+{
+	/* The kernel does not say which one failed. */
+	pc_err("uprobe_multi: '%s': %u %s, the first %s:%s at offset 0x%llx: "
+	       "%s", l->st_path, cnt, l->st_retprobe ? "uretprobes" : "uprobes",
+	       l->st_provider, l->st_name, (unsigned long long)l->st_off,
+	       err == -EINVAL ? "invalid argument (two sites at one address "
+	       "with different semaphore offsets?)" : pc_site_strerror(-err));
+}
+
+/*
+ * One link for the sites of the batch from @lead on that share its object
+ * and direction and are not @done yet.  @buf holds three arrays of the
+ * batch's size: offsets, ref_ctr_offsets, cookies.
+ */
+static int attach_group(const struct attach_req *r, size_t lead,
+			uint8_t *done, uint64_t *buf)
+{
+	const struct site_set *ss = r->ar_ss;
+	const struct site *l = &ss->ss_v[lead];
+	size_t n = ss->ss_n - r->ar_first;
+	uint64_t *offs = buf, *refs = buf + n, *cookies = buf + 2 * n;
+	struct attach_link link = { 0 };
+	uint32_t cnt = 0;
+	int err;
+
+	for (size_t i = lead; i < ss->ss_n; i++) {
+		const struct site *st = &ss->ss_v[i];
+
+		if (done[i - r->ar_first] || st->st_retprobe != l->st_retprobe ||
+		    strcmp(st->st_open_path, l->st_open_path))
+			continue;
+		done[i - r->ar_first] = 1;
+		offs[cnt] = st->st_off;
+		refs[cnt] = st->st_sema_off;
+		cookies[cnt++] = i + r->ar_cookie_add;
+	}
+	link.al_fd = umulti_link_create(bpf_program__fd(r->ar_prog),
+					l->st_open_path, offs, refs, cookies,
+					cnt, l->st_retprobe, r->ar_pid);
+	if (link.al_fd < 0) {
+		group_error(l, cnt, link.al_fd);
+		/* Name the refused sites: each one tried on its own, in our
+		 * own mm (install_check.c). */
+		if (link.al_fd == -PC_ENOTSUPP)
+			install_check_pid(ss, lead, getpid());
+		return link.al_fd;
+	}
+	err = r->ar_push(r->ar_ctx, &link);
+	if (err)
+		close(link.al_fd);
+	return err;
+}
+
+static int multi_open(const struct attach_req *r)
+{
+	size_t n = r->ar_ss->ss_n - r->ar_first;
+	uint64_t *buf = calloc(3 * n, sizeof(*buf));
+	uint8_t *done = calloc(n, 1);
+	int err = buf && done ? 0 : -ENOMEM;
+
+	for (size_t i = r->ar_first; i < r->ar_ss->ss_n && !err; i++)
+		if (!done[i - r->ar_first])
+			err = attach_group(r, i, done, buf);
+	free(buf);
+	free(done);
+	return err;
+}
+
+/* One RCU synchronisation per link, not per uprobe. */
+static void multi_release(struct attach_link *v, size_t n)
+{
+	while (n-- > 0)
+		close(v[n].al_fd);
+}
+
+const struct attach_ops attach_multi_ops = {
+	.ao_name = "multi",
+	.ao_multi_prog = UMULTI_ATTACH_TYPE,
+	.ao_caps = multi_caps,
+	.ao_open = multi_open,
+	.ao_release = multi_release,
+};

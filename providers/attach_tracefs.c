@@ -51,6 +51,8 @@
 #include <linux/perf_event.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
 #include "attach_tracefs.h"
 #include "log.h"
 
@@ -463,3 +465,61 @@ void tfs_release(struct tfs_entry **ents, size_t n)
 		tfs.tf_cap = 0;
 	}
 }
+
+/* ---- the attach mode ---------------------------------------------------- */
+
+static int tfs_caps(char *why, size_t len)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", tfs_root());
+	if (access(path, W_OK)) {
+		snprintf(why, len, "'%s': %s", path, pc_strerror(errno));
+		return -errno;
+	}
+	return ATTACH_CAP_NAMED;
+}
+
+static int tfs_open(const struct attach_req *r)
+{
+	int err = 0;
+
+	for (size_t i = r->ar_first; i < r->ar_ss->ss_n && !err; i++) {
+		const struct site *st = &r->ar_ss->ss_v[i];
+		struct tfs_entry *ent;
+		int fd = tfs_perf_open(st, r->ar_pid, &ent);
+
+		if (fd < 0) {
+			attach_site_error(st, fd);
+			return fd;
+		}
+		err = attach_perf_link(r, i, fd, ent);
+		if (err)
+			tfs_release(&ent, 1);
+	}
+	return err;
+}
+
+/* Entries only after every perf event is closed: an open one makes them
+ * EBUSY. */
+static void tfs_release_links(struct attach_link *v, size_t n)
+{
+	for (size_t i = n; i-- > 0;) {
+		struct tfs_entry *e = v[i].al_priv;
+
+		bpf_link__destroy(v[i].al_link);
+		if (e)
+			e->te_used = 0;
+	}
+	/* One pass and one record rewrite for them all, with any entry
+	 * created but never opened (a batch that failed half-way). */
+	tfs_release(NULL, 0);
+}
+
+const struct attach_ops attach_tracefs_ops = {
+	.ao_name = "tracefs",
+	.ao_caps = tfs_caps,
+	.ao_prepare = tfs_prepare,
+	.ao_open = tfs_open,
+	.ao_release = tfs_release_links,
+};

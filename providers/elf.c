@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -58,8 +59,10 @@ static int range_in_file(uint64_t a, uint64_t b, uint64_t limit)
  * The parts of the identification libelf would otherwise accept or report
  * vaguely: we want "32-bit" or "big-endian" in the message, not "invalid".
  */
-static int elf_check_ident(const char *path, int fd, uint64_t size)
+static int elf_check_ident(const struct elf_obj *eo, uint64_t size)
 {
+	const char *path = eo->eo_path;
+	int fd = eo->eo_fd;
 	unsigned char id[EI_NIDENT];
 	ssize_t n;
 
@@ -67,28 +70,28 @@ static int elf_check_ident(const char *path, int fd, uint64_t size)
 	if (n < 0) {
 		int err = errno;
 
-		pc_err("elf: '%s': read: %s", path, pc_strerror(err));
+		elf_obj_err(eo, "elf: '%s': read: %s", path, pc_strerror(err));
 		return -err;
 	}
 	if (n < SELFMAG || memcmp(id, ELFMAG, SELFMAG)) {
-		pc_err("elf: '%s': not an ELF file", path);
+		elf_obj_err(eo, "elf: '%s': not an ELF file", path);
 		return -ENOEXEC;
 	}
 	if (n < EI_NIDENT) {
-		pc_err("elf: '%s': truncated ELF file (%zd bytes)", path, n);
+		elf_obj_err(eo, "elf: '%s': truncated ELF file (%zd bytes)", path, n);
 		return -ENOEXEC;
 	}
 	if (id[EI_CLASS] != ELFCLASS64) {
-		pc_err("elf: '%s': not a 64-bit ELF file (class %u)", path,
+		elf_obj_err(eo, "elf: '%s': not a 64-bit ELF file (class %u)", path,
 		       id[EI_CLASS]);
 		return -ENOEXEC;
 	}
 	if (id[EI_DATA] != ELFDATA2LSB) {
-		pc_err("elf: '%s': not a little-endian ELF file", path);
+		elf_obj_err(eo, "elf: '%s': not a little-endian ELF file", path);
 		return -ENOEXEC;
 	}
 	if (size < sizeof(Elf64_Ehdr)) {
-		pc_err("elf: '%s': truncated ELF header (%llu bytes)", path,
+		elf_obj_err(eo, "elf: '%s': truncated ELF header (%llu bytes)", path,
 		       (unsigned long long)size);
 		return -ENOEXEC;
 	}
@@ -100,12 +103,12 @@ static int elf_check_ehdr(struct elf_obj *eo)
 	const GElf_Ehdr *eh = &eo->eo_ehdr;
 
 	if (eh->e_machine != EM_X86_64) {
-		pc_err("elf: '%s': not an x86-64 ELF file (machine %u)",
+		elf_obj_err(eo, "elf: '%s': not an x86-64 ELF file (machine %u)",
 		       eo->eo_path, eh->e_machine);
 		return -ENOEXEC;
 	}
 	if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN) {
-		pc_err("elf: '%s': not an executable or shared object (type %u)",
+		elf_obj_err(eo, "elf: '%s': not an executable or shared object (type %u)",
 		       eo->eo_path, eh->e_type);
 		return -ENOEXEC;
 	}
@@ -114,7 +117,7 @@ static int elf_check_ehdr(struct elf_obj *eo)
 
 static int elf_truncated(const struct elf_obj *eo, const char *what)
 {
-	pc_err("elf: '%s': truncated or corrupt ELF file (%s)", eo->eo_path,
+	elf_obj_err(eo, "elf: '%s': truncated or corrupt ELF file (%s)", eo->eo_path,
 	       what);
 	return -ENOEXEC;
 }
@@ -201,29 +204,30 @@ static int elf_check_sections(struct elf_obj *eo, uint64_t size, size_t n)
 
 /* Refuse anything but a regular file: a FIFO would block, a directory
  * would reach libelf as a read error. */
-static int elf_open_fd(const char *path, int *fdp, uint64_t *size)
+static int elf_open_fd(struct elf_obj *eo, uint64_t *size)
 {
+	const char *path = eo->eo_path;
 	struct stat st;
 	int fd, err;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		err = errno;
-		pc_err("elf: '%s': %s", path, pc_strerror(err));
+		elf_obj_err(eo, "elf: '%s': %s", path, pc_strerror(err));
 		return -err;
 	}
 	if (fstat(fd, &st)) {
 		err = -errno;
-		pc_err("elf: '%s': stat: %s", path, pc_strerror(-err));
+		elf_obj_err(eo, "elf: '%s': stat: %s", path, pc_strerror(-err));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		err = S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
-		pc_err("elf: '%s': %s", path, S_ISDIR(st.st_mode) ?
+		elf_obj_err(eo, "elf: '%s': %s", path, S_ISDIR(st.st_mode) ?
 		       "is a directory" : "not a regular file");
 		goto fail;
 	}
-	*fdp = fd;
+	eo->eo_fd = fd;
 	*size = st.st_size;
 	return 0;
 fail:
@@ -231,7 +235,7 @@ fail:
 	return err;
 }
 
-int elf_obj_open(const char *path, struct elf_obj **out)
+int elf_obj_open(const char *path, unsigned flags, struct elf_obj **out)
 {
 	struct elf_obj *eo;
 	uint64_t size = 0;
@@ -241,22 +245,24 @@ int elf_obj_open(const char *path, struct elf_obj **out)
 	*out = NULL;
 	pthread_once(&elf_lib_once, elf_lib_init);
 	if (!elf_lib_ok) {
-		pc_err("elf: libelf: %s", elf_errmsg(-1));
+		pc_err_unless(flags & ELF_QUIET, "elf: libelf: %s",
+			      elf_errmsg(-1));
 		return -ENOSYS;
 	}
 	eo = calloc(1, sizeof(*eo));
 	if (!eo)
 		return -ENOMEM;
 	eo->eo_fd = -1;
+	eo->eo_quiet = !!(flags & ELF_QUIET);
 	eo->eo_path = strdup(path);
 	if (!eo->eo_path) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = elf_open_fd(path, &eo->eo_fd, &size);
+	err = elf_open_fd(eo, &size);
 	if (err)
 		goto fail;
-	err = elf_check_ident(path, eo->eo_fd, size);
+	err = elf_check_ident(eo, size);
 	if (err)
 		goto fail;
 	eo->eo_elf = elf_begin(eo->eo_fd, ELF_C_READ, NULL);
@@ -279,6 +285,15 @@ int elf_obj_open(const char *path, struct elf_obj **out)
 fail:
 	elf_obj_close(eo);
 	return err;
+}
+
+void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pc_verr(eo->eo_quiet, fmt, ap);
+	va_end(ap);
 }
 
 void elf_obj_close(struct elf_obj *eo)

@@ -21,10 +21,19 @@ struct elf_obj {
 	GElf_Ehdr eo_ehdr;      /* e_type: ET_EXEC, ET_DYN */
 	size_t  eo_nphdr;
 	GElf_Phdr *eo_phdrs;    /* copy of the program headers */
+	int     eo_quiet;       /* opened with ELF_QUIET */
 };
 
+/* The caller tries an object that need not qualify ('*', a process's
+ * maps): problems with it, now or later, are not reported. */
+#define ELF_QUIET 1u
+
 /* 0 or -errno (-ENOENT missing, -ENOEXEC not ELF/truncated/not x86-64). */
-int  elf_obj_open(const char *path, struct elf_obj **out);
+int  elf_obj_open(const char *path, unsigned flags, struct elf_obj **out);
+/* pc_err about @eo, unless it was opened with ELF_QUIET (also for note.c
+ * and symbols.c: what they read of @eo). */
+void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 void elf_obj_close(struct elf_obj *eo);
 
 /* Section by name: 0 and *shdr / *scn, or -ENOENT. */

@@ -65,8 +65,8 @@
 #include "log.h"
 #include "pc.skel.h"
 #include "procmaps.h"
+#include "procstat.h"
 #include "provider.h"
-#include "uprobe_pmu.h"
 
 /* An object (dev, inode) some followed process mapped. */
 struct fw_obj {
@@ -88,7 +88,7 @@ struct follow {
 	int                fw_nreqs;
 	struct fw_obj     *fw_objs;
 	size_t             fw_nobjs, fw_capobjs;
-	struct bpf_link   *fw_links[3 + PC_MAX_DLHOOKS];
+	struct bpf_link   *fw_links[3];     /* the tracepoints */
 	int                fw_nlinks;
 	int                fw_ndlhooks;
 	int                fw_stopping;
@@ -179,23 +179,21 @@ static int add_link(struct follow *f, struct bpf_link *link, const char *what)
  */
 static int hook_linker(struct follow *f, const struct pm_object *po)
 {
-	LIBBPF_OPTS(bpf_perf_event_opts, opts);
 	struct pc_bpf *skel = session_bpf(f->fw_s);
-	uint64_t fn, rd, off;
+	struct site st = { .st_provider = "follow",
+			   .st_name = "_dl_debug_state" };
+	uint64_t fn, rd;
 	struct elf_obj *eo;
-	struct bpf_link *link;
 	__u32 idx = f->fw_ndlhooks;
 	__s64 delta;
-	int fd, err, q = pc_log_quiet;
+	int err;
 
-	pc_log_quiet = 1;       /* not ELF, unreadable: not a linker */
-	err = elf_obj_open(po->po_open_path, &eo);
-	pc_log_quiet = q;
-	if (err)
+	/* Not ELF, unreadable: not a linker. */
+	if (elf_obj_open(po->po_open_path, ELF_QUIET, &eo))
 		return 0;
 	err = elf_obj_sym_addr(eo, "_dl_debug_state", &fn) ||
 	      elf_obj_sym_addr(eo, "_r_debug", &rd) ||
-	      elf_obj_vaddr_to_off(eo, fn, &off);
+	      elf_obj_vaddr_to_off(eo, fn, &st.st_off);
 	elf_obj_close(eo);
 	if (err)
 		return 0;
@@ -206,29 +204,24 @@ static int hook_linker(struct follow *f, const struct pm_object *po)
 	}
 	delta = (__s64)(rd + offsetof(struct r_debug, r_state) - fn);
 	if (bpf_map__update_elem(skel->maps.pc_dlhooks, &idx, sizeof(idx),
-				 &delta, sizeof(delta), BPF_ANY))
-		return -errno;
-	fd = uprobe_pmu_open(po->po_open_path, off, 0, 0, f->fw_o.fo_attach_pid);
-	if (fd < 0) {
-		pc_err("follow: uprobe on _dl_debug_state in '%s': %s",
-		       po->po_path, pc_strerror(-fd));
-		return fd;
-	}
-	opts.bpf_cookie = idx;
-	link = bpf_program__attach_perf_event_opts(skel->progs.pc_dlhook, fd,
-						   &opts);
-	if (!link) {
+				 &delta, sizeof(delta), BPF_ANY)) {
 		err = -errno;
-		close(fd);      /* the link owns it only once made */
-		pc_err("follow: cannot attach the _dl_debug_state hook in '%s': "
+		pc_err("follow: cannot store the _dl_debug_state hook of '%s': "
 		       "%s", po->po_path, pc_strerror(-err));
 		return err;
 	}
-	f->fw_links[f->fw_nlinks++] = link;
+	st.st_path = (char *)po->po_path;
+	st.st_open_path = (char *)po->po_open_path;
+	err = session_attach_hook(f->fw_s, &st, idx, f->fw_o.fo_attach_pid);
+	if (err) {
+		pc_err("follow: the _dl_debug_state hook in '%s' not attached: "
+		       "dlopen is not followed", po->po_path);
+		return err;
+	}
 	f->fw_ndlhooks++;
 	pc_dbg("follow: hooked _dl_debug_state in '%s' at offset 0x%llx",
-	       po->po_path, (unsigned long long)off);
-	return err;
+	       po->po_path, (unsigned long long)st.st_off);
+	return 0;
 }
 
 static int same_file(const char *a, const char *b)
@@ -311,11 +304,9 @@ static int resolve_fresh(struct follow *f, pid_t pid,
 static int follow_scan(struct follow *f, pid_t pid)
 {
 	struct pm_objects maps, fresh = { 0 };
-	int q = pc_log_quiet, err;
+	/* The process may be gone: not an error. */
+	int err = procmaps_read(pid, PM_QUIET, &maps);
 
-	pc_log_quiet = 1;       /* the process may be gone: not an error */
-	err = procmaps_read(pid, &maps);
-	pc_log_quiet = q;
 	if (err)
 		return err == -ESRCH ? 0 : err;
 	fresh.po_v = calloc(maps.po_n + 1, sizeof(*fresh.po_v));
@@ -396,22 +387,15 @@ static int proc_parents(struct fw_pids *pid, struct fw_pids *ppid)
 	if (!d)
 		return -errno;
 	while (!err && (de = readdir(d))) {
-		char path[300], buf[512], *p;
-		FILE *fp;
-		int pp;
+		struct proc_stat ps;
+		pid_t p;
 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
-		fp = fopen(path, "re");
-		if (!fp)
+		p = atoi(de->d_name);
+		if (proc_stat_read(p, &ps))
 			continue;       /* exited meanwhile */
-		p = fgets(buf, sizeof(buf), fp);
-		fclose(fp);
-		/* comm may hold ')' and spaces: the last ')' ends it */
-		if (!p || !(p = strrchr(buf, ')')) || sscanf(p, ") %*c %d", &pp) != 1)
-			continue;
-		err = pids_add(pid, atoi(de->d_name)) ?: pids_add(ppid, pp);
+		err = pids_add(pid, p) ?: pids_add(ppid, ps.ps_ppid);
 	}
 	closedir(d);
 	return err;
@@ -503,6 +487,7 @@ void follow_stop(struct follow *f)
 		bpf_link__destroy(f->fw_links[--f->fw_nlinks]);
 	if (!f->fw_s)
 		return;
+	session_detach_hooks(f->fw_s);
 	full = session_counter(f->fw_s, PC_CNT_FOLLOW_FULL);
 	lost = session_counter(f->fw_s, PC_CNT_CTL_LOST);
 	if (full)

@@ -3,19 +3,32 @@
 #include <string.h>
 #include "log.h"
 
-int pc_log_quiet;
 int pc_log_verbose;
+
+void pc_verr(int quiet, const char *fmt, va_list ap)
+{
+	if (quiet)
+		return;
+	fputs("probecheck: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
 
 void pc_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (pc_log_quiet)
-		return;
 	va_start(ap, fmt);
-	fputs("probecheck: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	pc_verr(0, fmt, ap);
+	va_end(ap);
+}
+
+void pc_err_unless(int quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pc_verr(quiet, fmt, ap);
 	va_end(ap);
 }
 

@@ -10,6 +10,10 @@
 
 void pc_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pc_dbg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* pc_err unless @quiet: the caller asked to try something quietly. */
+void pc_err_unless(int quiet, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pc_verr(int quiet, const char *fmt, va_list ap);
 
 /*
  * strerror(ERR) (a positive errno), except that the kernel-internal
@@ -23,8 +27,7 @@ const char *pc_strerror(int err);
 #define PC_ENOTSUPP 524
 const char *pc_site_strerror(int err);
 
-/* Tests silence expected errors; -v enables debug output. */
-extern int pc_log_quiet;
+/* -v: debug output. */
 extern int pc_log_verbose;
 
 #endif

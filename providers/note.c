@@ -48,7 +48,7 @@ struct note_ctx {
 
 static int note_bad(const struct note_ctx *nc, const char *why)
 {
-	pc_err("usdt: '%s': note %zu: malformed stapsdt note: %s",
+	elf_obj_err(nc->nc_eo, "usdt: '%s': note %zu: malformed stapsdt note: %s",
 	       nc->nc_eo->eo_path, nc->nc_index, why);
 	return -EBADMSG;
 }
@@ -86,7 +86,7 @@ static int note_addrs(const struct note_ctx *nc, struct usdt_note *un)
 	un->un_sema_vaddr = un->un_sema ? un->un_sema + shift : 0;
 
 	if (elf_obj_vaddr_to_off(nc->nc_eo, un->un_pc_vaddr, &un->un_pc_off)) {
-		pc_err("usdt: '%s': note %zu (%s:%s): pc 0x%llx is outside every loaded segment",
+		elf_obj_err(nc->nc_eo, "usdt: '%s': note %zu (%s:%s): pc 0x%llx is outside every loaded segment",
 		       nc->nc_eo->eo_path, nc->nc_index, un->un_provider,
 		       un->un_name, (unsigned long long)un->un_pc_vaddr);
 		return -ERANGE;
@@ -94,7 +94,7 @@ static int note_addrs(const struct note_ctx *nc, struct usdt_note *un)
 	un->un_sema_off = 0;
 	if (un->un_sema_vaddr &&
 	    elf_obj_vaddr_to_off(nc->nc_eo, un->un_sema_vaddr, &un->un_sema_off)) {
-		pc_err("usdt: '%s': note %zu (%s:%s): semaphore 0x%llx is outside the file part of every loaded segment",
+		elf_obj_err(nc->nc_eo, "usdt: '%s': note %zu (%s:%s): semaphore 0x%llx is outside the file part of every loaded segment",
 		       nc->nc_eo->eo_path, nc->nc_index, un->un_provider,
 		       un->un_name, (unsigned long long)un->un_sema_vaddr);
 		return -ERANGE;
@@ -199,11 +199,11 @@ int usdt_notes_read(struct elf_obj *eo, struct usdt_notes *out)
 
 	memset(out, 0, sizeof(*out));
 	if (elf_obj_find_section(eo, ".note.stapsdt", &sh, &scn)) {
-		pc_err("usdt: '%s': no .note.stapsdt section", eo->eo_path);
+		elf_obj_err(eo, "usdt: \'%s\': no .note.stapsdt section", eo->eo_path);
 		return -ENODATA;
 	}
 	if (sh.sh_type != SHT_NOTE) {
-		pc_err("usdt: '%s': .note.stapsdt is not a note section (type %u)",
+		elf_obj_err(eo, "usdt: \'%s\': .note.stapsdt is not a note section (type %u)",
 		       eo->eo_path, sh.sh_type);
 		return -EBADMSG;
 	}
@@ -218,7 +218,7 @@ int usdt_notes_read(struct elf_obj *eo, struct usdt_notes *out)
 			goto fail;
 	}
 	if (elf_errno()) {
-		pc_err("usdt: '%s': .note.stapsdt: %s", eo->eo_path, elf_errmsg(-1));
+		elf_obj_err(eo, "usdt: \'%s\': .note.stapsdt: %s", eo->eo_path, elf_errmsg(-1));
 		err = -EBADMSG;
 		goto fail;
 	}

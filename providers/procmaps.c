@@ -138,7 +138,7 @@ static int pm_acc_add(struct pm_acc *pa, pid_t pid, const struct pm_map *m)
 	return 0;
 }
 
-static int pm_read_maps(pid_t pid, struct pm_acc *pa)
+static int pm_read_maps(pid_t pid, int quiet, struct pm_acc *pa)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
@@ -149,7 +149,7 @@ static int pm_read_maps(pid_t pid, struct pm_acc *pa)
 	f = fopen(path, "re");
 	if (!f) {
 		err = errno == ENOENT ? -ESRCH : -errno;
-		pc_err("procmaps: pid %d: %s", (int)pid, err == -ESRCH ?
+		pc_err_unless(quiet, "procmaps: pid %d: %s", (int)pid, err == -ESRCH ?
 		       "no such process" : pc_strerror(-err));
 		return err;
 	}
@@ -157,7 +157,7 @@ static int pm_read_maps(pid_t pid, struct pm_acc *pa)
 		struct pm_map m;
 
 		if (pm_parse_line(line, &m)) {
-			pc_err("procmaps: pid %d: unparsable line in %s: %s",
+			pc_err_unless(quiet, "procmaps: pid %d: unparsable line in %s: %s",
 			       (int)pid, path, line);
 			err = -EINVAL;
 			goto out;
@@ -176,7 +176,7 @@ static int pm_read_maps(pid_t pid, struct pm_acc *pa)
 	/* A process that exits while we read leaves a short, valid file. */
 	if (ferror(f)) {
 		err = errno == ESRCH ? -ESRCH : -EIO;
-		pc_err("procmaps: pid %d: reading %s failed", (int)pid, path);
+		pc_err_unless(quiet, "procmaps: pid %d: reading %s failed", (int)pid, path);
 	}
 out:
 	free(line);
@@ -206,7 +206,7 @@ static void pm_object_clear(struct pm_object *po)
 }
 
 /* 0: keep @po with its bias set; 1: drop it. */
-static int pm_object_bias(pid_t pid, struct pm_object *po)
+static int pm_object_bias(pid_t pid, int quiet, struct pm_object *po)
 {
 	struct elf_obj *eo;
 	int err;
@@ -216,7 +216,7 @@ static int pm_object_bias(pid_t pid, struct pm_object *po)
 		       (int)pid, po->po_path);
 		return 1;
 	}
-	if (elf_obj_open(po->po_open_path, &eo))
+	if (elf_obj_open(po->po_open_path, quiet ? ELF_QUIET : 0, &eo))
 		return 1;
 	err = elf_obj_load_bias(eo, po->po_start, po->po_off, &po->po_bias);
 	elf_obj_close(eo);
@@ -228,20 +228,21 @@ static int pm_object_bias(pid_t pid, struct pm_object *po)
 	return 0;
 }
 
-int procmaps_read(pid_t pid, struct pm_objects *out)
+int procmaps_read(pid_t pid, unsigned flags, struct pm_objects *out)
 {
+	int quiet = !!(flags & PM_QUIET);
 	struct pm_acc pa = { .pa_out = out };
 	size_t i, n = 0;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = pm_read_maps(pid, &pa);
+	err = pm_read_maps(pid, quiet, &pa);
 	if (err)
 		goto fail;
 	for (i = 0; i < out->po_n; i++) {
 		struct pm_object *po = &out->po_v[i];
 
-		if (!pa.pa_exec[i] || pm_object_bias(pid, po)) {
+		if (!pa.pa_exec[i] || pm_object_bias(pid, quiet, po)) {
 			pm_object_clear(po);
 			continue;
 		}

@@ -27,8 +27,10 @@ struct pm_objects {
 	size_t po_n;
 };
 
-/* 0, -ESRCH (no such process), or -errno. */
-int  procmaps_read(pid_t pid, struct pm_objects *out);
+/* A process that may be gone by now: no message about it. */
+#define PM_QUIET 1u
+/* 0, -ESRCH (no such process), or -errno with a message unless PM_QUIET. */
+int  procmaps_read(pid_t pid, unsigned flags, struct pm_objects *out);
 void procmaps_free(struct pm_objects *o);
 /* Find the object whose path (as the process sees it) is @path. */
 const struct pm_object *procmaps_find(const struct pm_objects *o,

@@ -203,15 +203,12 @@ static int pid_object_sites(const struct pid_obj *o, const char *glob,
 {
 	struct elf_obj *eo = NULL;
 	struct func_syms fss = { 0 };
-	int err, added = 0, q = pc_log_quiet;
+	int err, added = 0;
 	uint64_t last = 0;
 
-	if (quiet)
-		pc_log_quiet = 1;
-	err = elf_obj_open(o->ob_opened, &eo);
+	err = elf_obj_open(o->ob_opened, quiet ? ELF_QUIET : 0, &eo);
 	if (!err)
 		err = func_syms_read(eo, &fss);
-	pc_log_quiet = q;
 	if (err) {
 		if (quiet)
 			err = 0;
@@ -289,19 +286,21 @@ static int pid_resolve(const struct probe_req *req, const struct target *tg,
 }
 
 /* Every function's entry, with the default arguments. */
-static int pid_list(const char *path, const char *shown, struct site_set *out)
+static int pid_list(const char *path, const char *shown, int quiet,
+		    struct site_set *out)
 {
 	struct pid_where w = { .pw_kind = PID_ENTRY,
 			       .pw_nargs = PID_NARGS_DEFAULT,
 			       .pw_name = "entry" };
 	struct pid_obj o = { shown, path, NULL, 0 };
 
-	return pid_object_sites(&o, NULL, &w, 0, out);
+	return pid_object_sites(&o, NULL, &w, quiet, out);
 }
 
 const struct provider pid_provider = {
 	.pv_name = "pid",
-	.pv_syntax = "pid:PATH:FUNCTION:entry|return|0xOFFSET",
+	.pv_syntax = "pid:PATH:FUNCTION:entry|return|0xOFF",
+	.pv_usage = "FUNCTION: glob",
 	.pv_resolve = pid_resolve,
 	.pv_list = pid_list,
 };

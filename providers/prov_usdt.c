@@ -84,14 +84,11 @@ static int object_sites(const char *opened, const char *shown,
 {
 	struct elf_obj *eo = NULL;
 	struct usdt_notes notes = { 0 };
-	int err, added = 0, q = pc_log_quiet;
+	int err, added = 0;
 
-	if (quiet_nonotes)
-		pc_log_quiet = 1;
-	err = elf_obj_open(opened, &eo);
+	err = elf_obj_open(opened, quiet_nonotes ? ELF_QUIET : 0, &eo);
 	if (!err)
 		err = usdt_notes_read(eo, &notes);
-	pc_log_quiet = q;
 	if (err) {
 		if (quiet_nonotes)
 			err = 0;
@@ -158,14 +155,17 @@ static int usdt_resolve(const struct probe_req *req, const struct target *tg,
 			    req->pr_b, 0, out);
 }
 
-static int usdt_list(const char *path, const char *shown, struct site_set *out)
+static int usdt_list(const char *path, const char *shown, int quiet,
+		     struct site_set *out)
 {
-	return object_sites(path, shown, NULL, 0, NULL, NULL, 0, out);
+	return object_sites(path, shown, NULL, 0, NULL, NULL, quiet, out);
 }
 
 const struct provider usdt_provider = {
 	.pv_name = "usdt",
 	.pv_syntax = "usdt:PATH:PROVIDER:NAME",
+	.pv_usage = "PROVIDER, NAME: globs",
+	.pv_listed = 1,
 	.pv_resolve = usdt_resolve,
 	.pv_list = usdt_list,
 };

@@ -37,6 +37,9 @@ struct target {
 struct provider {
 	const char *pv_name;    /* prefix of PROBE: "usdt" */
 	const char *pv_syntax;  /* for usage: "usdt:PATH:PROVIDER:NAME" */
+	const char *pv_usage;   /* for usage, after it: "PROVIDER, NAME: globs" */
+	int pv_listed;          /* `list` shows its sites (pid: every function
+				 * would be listed, so no) */
 	/*
 	 * Append every site matching @req to @out.  Returns the number of
 	 * sites added (0 is not an error here: the caller says "no probe
@@ -46,9 +49,10 @@ struct provider {
 			  struct site_set *out);
 	/*
 	 * Append every site of one object (@path as opened, @shown as the
-	 * user sees it).  Returns sites added or -errno with a message.
+	 * user sees it).  Returns sites added or -errno with a message,
+	 * none if @quiet (an object of a process that need not have any).
 	 */
-	int (*pv_list)(const char *path, const char *shown,
+	int (*pv_list)(const char *path, const char *shown, int quiet,
 		       struct site_set *out);
 };
 

@@ -26,6 +26,8 @@ enum session_prog {
 	SESSION_PROG_DLHOOK = 4,        /* pc_dlhook */
 };
 
+struct attach_ops;
+
 struct session_opts {
 	int so_filter_pids;     /* only tgids added with session_add_pid */
 	session_event_fn so_event;
@@ -33,25 +35,11 @@ struct session_opts {
 	unsigned so_progs;      /* enum session_prog bits */
 	session_ctl_fn so_ctl;  /* control records; NULL: dropped */
 	void *so_ctl_ctx;
-	int so_attach;          /* enum session_attach_mode */
+	/* The attach mode (attach.h); NULL: auto, decided by attach_choose
+	 * for sites attached with a pid if @so_per_process. */
+	const struct attach_ops *so_attach;
+	int so_per_process;
 };
-
-/* How sites become uprobes the BPF program runs on. */
-enum session_attach_mode {
-	SESSION_ATTACH_PERF = 0,        /* fd-based uprobe PMU (uprobe_pmu.c) */
-	SESSION_ATTACH_TRACEFS = 1,     /* named uprobe_events entry (attach_tracefs.c) */
-	SESSION_ATTACH_MULTI = 2,       /* one uprobe_multi link per object (attach_multi.c) */
-	SESSION_ATTACH_AUTO = 3,        /* MULTI where it works, else PERF */
-};
-
-/* "perf", "tracefs", "multi", "auto". */
-const char *session_attach_name(int mode);
-/*
- * What SESSION_ATTACH_AUTO becomes, decided by probing (umulti_probe):
- * MULTI when a uprobe_multi link works and, if @per_process (sites
- * attached with a pid), its pid filter sees every thread; else PERF.
- */
-int  session_attach_auto(int per_process);
 
 int  session_open(const struct session_opts *o, struct pc_session **out);
 int  session_add_pid(struct pc_session *s, pid_t pid);
@@ -68,8 +56,16 @@ int  session_attach(struct pc_session *s, const struct site_set *ss, pid_t pid);
  */
 int  session_attach_from(struct pc_session *s, const struct site_set *ss,
 			 size_t first, pid_t pid);
-/* The mode in use (never AUTO: session_open resolves it). */
-int  session_attach_mode(const struct pc_session *s);
+/*
+ * A hook: @st attached through the session's mode with the hook program
+ * (pc_dlhook), cookie @cookie, kept apart from the sites.
+ */
+int  session_attach_hook(struct pc_session *s, const struct site *st,
+			 unsigned cookie, pid_t pid);
+/* Detach the hooks only: no more barriers (follow.c), sites stay. */
+void session_detach_hooks(struct pc_session *s);
+/* The attach mode in use: "perf", "tracefs" or "multi". */
+const char *session_attach_name(const struct pc_session *s);
 /* The BPF skeleton, for follow.c's tracepoints and hooks. */
 struct pc_bpf *session_bpf(struct pc_session *s);
 /* Wait up to @timeout_ms for events; returns events consumed or -errno. */
@@ -87,12 +83,6 @@ void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 uint64_t session_counter(struct pc_session *s, unsigned which);
 /* Detach everything and free; safe on NULL. */
 void session_close(struct pc_session *s);
-
-/* Kernel facts, probed once: 0 or -errno with a message. */
-int  uprobe_pmu_type(void);
-int  uprobe_pmu_bit(const char *field, int *lo);  /* format/<field> */
-
-
 
 /* The ring's epoll fd, for callers that poll several fds. */
 int  session_epoll_fd(struct pc_session *s);

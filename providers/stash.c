@@ -38,64 +38,25 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include "attach_tracefs.h"
 #include "log.h"
+#include "procstat.h"
 #include "stash.h"
 
 #define STASH_MAGIC     "probecheck-stash"
 #define STASH_MAX_SIZE  (16u << 20)     /* 65536 sites x ~80 bytes, with room */
 #define PID_LIMIT       4194304         /* PID_MAX_LIMIT on 64-bit */
 
-/* How each kind of item is checked against its owner, and undone. */
-struct stash_kind {
-	const char *sk_name;
-	int (*sk_check)(const struct tracer_id *owner, const char *arg);
-	int (*sk_undo)(const char *arg);        /* -ENOENT: already gone */
-};
-
-static const struct stash_kind stash_kinds[] = {
-	{ "tracefs", tfs_item_check, tfs_item_remove },
-};
 
 /* ---- processes --------------------------------------------------------- */
 
-/* State (field 3) and start time (field 22) of /proc/PID/stat. */
-static int read_stat(pid_t pid, char *state, unsigned long long *start)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, field;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 && errno != ESRCH ? -errno : -ESRCH;
-	buf[n] = 0;
-	/* comm may hold spaces and ')': fields start after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return -EINVAL;
-	p += 2;
-	*state = *p;
-	for (field = 3; field < 22 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	if (!p || sscanf(p, "%llu", start) != 1)
-		return -EINVAL;
-	return 0;
-}
-
 int stash_start_time(pid_t pid, unsigned long long *start)
 {
-	char state;
+	struct proc_stat ps;
+	int err = proc_stat_read(pid, &ps);
 
-	return read_stat(pid, &state, start);
+	if (!err)
+		*start = ps.ps_start;
+	return err;
 }
 
 int stash_self(struct tracer_id *id)
@@ -112,15 +73,15 @@ int stash_self(struct tracer_id *id)
 
 int stash_tracer_alive(const struct tracer_id *id)
 {
-	unsigned long long start;
-	char state;
-	int err = read_stat(id->ti_pid, &state, &start);
+	struct proc_stat ps;
+	int err = proc_stat_read(id->ti_pid, &ps);
 
 	if (err == -ESRCH)
 		return 0;
 	if (err)
 		return 1;       /* cannot tell: never clean up after the living */
-	return start == id->ti_start && state != 'Z' && state != 'X';
+	return ps.ps_start == id->ti_start && ps.ps_state != 'Z' &&
+	       ps.ps_state != 'X';
 }
 
 const char *stash_dir(void)
@@ -162,7 +123,7 @@ static int open_parent(const char *path, char *name, size_t len)
 }
 
 /* The directory we opened must be a 0700 directory of ours. */
-static int check_dir(int fd, const char *path, int created)
+static int check_dir(int fd, const char *path, int created, int quiet)
 {
 	struct stat st;
 
@@ -171,12 +132,12 @@ static int check_dir(int fd, const char *path, int created)
 	if (created && (st.st_mode & 07777) != 0700 && !fchmod(fd, 0700))
 		st.st_mode = (st.st_mode & ~07777) | 0700;  /* umask */
 	if (st.st_uid != geteuid()) {
-		pc_err("stash: '%s': owned by uid %u, not by us (uid %u): "
+		pc_err_unless(quiet, "stash: '%s': owned by uid %u, not by us (uid %u): "
 		       "refusing it", path, st.st_uid, geteuid());
 		return -EPERM;
 	}
 	if ((st.st_mode & 07777) != 0700) {
-		pc_err("stash: '%s': mode %04o, expected 0700: refusing it",
+		pc_err_unless(quiet, "stash: '%s': mode %04o, expected 0700: refusing it",
 		       path, st.st_mode & 07777);
 		return -EPERM;
 	}
@@ -187,7 +148,7 @@ static int check_dir(int fd, const char *path, int created)
  * Open the stash directory; with @create make it first.  -ENOENT (quiet)
  * when it does not exist and !@create; other errors come with a message.
  */
-static int stash_open_dir(int create, int *out)
+static int stash_open_dir(int create, int quiet, int *out)
 {
 	const char *path = stash_dir();
 	char name[256];
@@ -197,7 +158,7 @@ static int stash_open_dir(int create, int *out)
 	pfd = open_parent(path, name, sizeof(name));
 	if (pfd < 0) {
 		if (pfd != -ENOENT || create)
-			pc_err("stash: '%s': %s", path, pc_strerror(-pfd));
+			pc_err_unless(quiet, "stash: '%s': %s", path, pc_strerror(-pfd));
 		return pfd;
 	}
 	if (create && !mkdirat(pfd, name, 0700))
@@ -208,11 +169,11 @@ static int stash_open_dir(int create, int *out)
 		err = -errno;
 	if (err) {
 		if (err != -ENOENT || create)
-			pc_err("stash: '%s': %s", path, pc_strerror(-err));
+			pc_err_unless(quiet, "stash: '%s': %s", path, pc_strerror(-err));
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		pc_err("stash: '%s': %s: refusing it", path,
+		pc_err_unless(quiet, "stash: '%s': %s: refusing it", path,
 		       S_ISLNK(st.st_mode) ? "is a symbolic link"
 					   : "is not a directory");
 		err = S_ISLNK(st.st_mode) ? -ELOOP : -ENOTDIR;
@@ -221,10 +182,10 @@ static int stash_open_dir(int create, int *out)
 	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		pc_err("stash: '%s': %s", path, pc_strerror(-err));
+		pc_err_unless(quiet, "stash: '%s': %s", path, pc_strerror(-err));
 		goto out;
 	}
-	err = check_dir(fd, path, created);
+	err = check_dir(fd, path, created, quiet);
 out:
 	close(pfd);
 	if (err) {
@@ -245,12 +206,12 @@ static void record_name(const struct tracer_id *id, char *buf, size_t len)
 
 static const struct stash_kind *kind_of(const char *item, const char **arg)
 {
-	for (size_t i = 0; i < sizeof(stash_kinds) / sizeof(stash_kinds[0]); i++) {
-		size_t n = strlen(stash_kinds[i].sk_name);
+	for (size_t i = 0; stash_kinds[i]; i++) {
+		size_t n = strlen(stash_kinds[i]->sk_name);
 
-		if (!strncmp(item, stash_kinds[i].sk_name, n) && item[n] == ' ') {
+		if (!strncmp(item, stash_kinds[i]->sk_name, n) && item[n] == ' ') {
 			*arg = item + n + 1;
-			return &stash_kinds[i];
+			return stash_kinds[i];
 		}
 	}
 	return NULL;
@@ -325,7 +286,7 @@ int stash_record_write(const struct tracer_id *id, char *const *items, size_t n)
 		}
 	}
 	/* Nothing to delete in a directory that does not exist. */
-	err = stash_open_dir(n > 0, &dfd);
+	err = stash_open_dir(n > 0, 0, &dfd);
 	if (err)
 		return err == -ENOENT && !n ? 0 : err;
 	record_name(id, name, sizeof(name));
@@ -626,11 +587,7 @@ int stash_cleanup(FILE *out, int quiet, struct stash_report *r)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	if (quiet)
-		pc_log_quiet++;
-	err = stash_open_dir(0, &c.cc_dfd);
-	if (quiet)
-		pc_log_quiet--;
+	err = stash_open_dir(0, quiet, &c.cc_dfd);
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	flock(c.cc_dfd, LOCK_EX);

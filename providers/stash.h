@@ -26,6 +26,17 @@ struct tracer_id {
 	unsigned long long ti_start;
 };
 
+/* How each kind of item is checked against its owner, and undone. */
+struct stash_kind {
+	const char *sk_name;    /* "tracefs" */
+	int (*sk_check)(const struct tracer_id *owner, const char *arg);
+	int (*sk_undo)(const char *arg);        /* -ENOENT: already gone */
+};
+
+/* Every kind, NULL-terminated: stash_kinds.c, beside the modes that make
+ * the items (so that the stash depends on none of them). */
+extern const struct stash_kind *const stash_kinds[];
+
 /* Field 22 of /proc/PID/stat; -ESRCH when there is no such process. */
 int  stash_start_time(pid_t pid, unsigned long long *start);
 /* This process; 0 or -errno with a message. */

@@ -92,7 +92,7 @@ static int syms_read_table(struct elf_obj *eo, Elf_Scn *scn,
 	int err;
 
 	if (!sh->sh_entsize || !d) {
-		pc_err("pid: '%s': unreadable symbol table: %s", eo->eo_path,
+		elf_obj_err(eo, "pid: '%s': unreadable symbol table: %s", eo->eo_path,
 		       d ? "entry size 0" : elf_errmsg(-1));
 		return -ENOEXEC;
 	}

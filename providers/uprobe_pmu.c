@@ -21,7 +21,6 @@
 #include <sys/syscall.h>
 #include "log.h"
 #include "uprobe_pmu.h"
-#include "session.h"
 
 #define PMU_DIR "/sys/bus/event_source/devices/uprobe"
 
@@ -49,12 +48,8 @@ int uprobe_pmu_type(void)
 	if (type >= 0)
 		return type;
 	err = read_small_file(PMU_DIR "/type", buf, sizeof(buf));
-	if (err) {
-		pc_err("uprobe: %s: %s (kernel without CONFIG_UPROBE_EVENTS "
-		       "or the uprobe PMU, Linux 4.17+)", PMU_DIR "/type",
-		       pc_strerror(-err));
+	if (err)
 		return err;
-	}
 	type = atoi(buf);
 	return type;
 }

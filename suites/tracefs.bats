@@ -463,3 +463,33 @@ not_alive() {
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/t.json"
 	assert_oracle "$o" "$BATS_TEST_TMPDIR/t.json"
 }
+
+# follow.c's barrier on the dynamic linker (_dl_debug_state) is a site of
+# the session like any other: under --attach tracefs it is a named entry,
+# recorded in the stash, and gone with the record at the end.  (It used to
+# be an fd-based uprobe made outside the session in every mode.)
+@test "tracefs: --follow with PATH '*': the dynamic linker's _dl_debug_state hook is a recorded entry of the tracer's group, removed at exit" {
+	local ld g rec h name
+	ld=$(readlink -f "$(awk '$NF ~ /ld-linux-x86-64/ { print $NF; exit }' /proc/self/maps)")
+	[[ -n $ld ]] || skip "no ld-linux-x86-64 mapped by this shell"
+	readelf -sW "$ld" | awk '$8 ~ /^_dl_debug_state(@|$)/ { f = 1 } END { exit !f }' ||
+		skip "'$ld' has no _dl_debug_state symbol"
+	own_stash
+	h=$(pc_fifo hold)
+	pc_trace_bg "$BATS_TEST_TMPDIR/trace.out" --attach=tracefs --follow \
+		-c "cat $h" 'usdt:*:nope:nope'
+	g=$(group_of "$PC_TRACE_PID")
+	run -0 entries "$g"
+	assert_output --regexp "^p:$g/p_[0-9a-f]+_[0-9a-f]+_[0-9a-f]+ /proc/[0-9]+/root$ld:0x[0-9a-f]+\$"
+	name=$(entries "$g" | awk '{ print substr($1, 3) }')
+	[[ -n $name ]] || fail "no entry of group $g"
+	rec=$(record_of "$PC_TRACE_PID")
+	run -0 cat "$rec"
+	assert_line "tracefs $name"
+	echo >"$h"
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	run -0 entries "$g"
+	assert_output ""
+	[[ ! -e $rec ]] || fail "record '$rec' left after a normal exit"
+}

@@ -9,6 +9,7 @@ Unit tests; then one "Kernel matrix" section per matrix directory.
 
 import os
 import platform
+import re
 import time
 
 from . import findings as F
@@ -199,6 +200,42 @@ def skipped_section(run):
     return out + [""]
 
 
+def slow_reasons(root):
+    """[(suite, compiled test regex, why)] from ci/slow-tests: why a slow
+    test takes what it takes, written by whoever measured it."""
+    out = []
+    text = read_optional(os.path.join(root, "ci", "slow-tests"), "") or ""
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = line.split("\t")
+        if len(f) != 3:
+            raise ReportError(f"ci/slow-tests: '{line}': expected SUITE<TAB>REGEX<TAB>WHY")
+        try:
+            out.append((f[0], re.compile(f[1]), f[2]))
+        except re.error as e:
+            raise ReportError(f"ci/slow-tests: '{f[1]}': {e}")
+    return out
+
+
+def slowest_section(run, root, n=10):
+    """The N slowest tests with bats' time and the recorded reason."""
+    timed = [t for s in run.suites for t in s.tests if t.ms is not None]
+    if not timed:
+        return []
+    reasons = slow_reasons(root)
+    out = ["## Slowest tests", "",
+           f"Of {len(timed)} timed tests, {sum(t.ms for t in timed) / 1000:.0f} s in all "
+           "(bats' per-test time; setup_file and teardown_file not included). "
+           "Why, from `ci/slow-tests`:", "",
+           "| suite | test | time | why |", "|---|---|---:|---|"]
+    for t in sorted(timed, key=lambda t: -t.ms)[:n]:
+        why = next((w for su, rx, w in reasons if su == t.suite and rx.search(t.name)),
+                   "(no reason recorded in ci/slow-tests)")
+        out.append(f"| {t.suite} | {esc(t.name)} | {t.ms / 1000:.1f} s | {esc(why)} |")
+    return out + [""]
+
+
 def units_section(run):
     out = ["## Unit tests", ""]
     if not run.units:
@@ -222,7 +259,8 @@ def write(results, run, wall, issues, matrices, root):
     out = header(results, run, wall)
     out += findings_section(run, issues, results, [cols for _, cols in good])
     out += kernel_log_section(results)
-    out += suites_section(run) + failures_section(run) + skipped_section(run) + units_section(run)
+    out += suites_section(run) + slowest_section(run, root) + failures_section(run)
+    out += skipped_section(run) + units_section(run)
     for m, cols in matrices:
         if isinstance(cols, ReportError):
             out += ["", "## Kernel matrix", "", f"`{m}` could not be read: {esc(cols)}"]

@@ -31,6 +31,7 @@ class TestResult:
     suite: str
     name: str
     outcome: object
+    ms: object = None      # bats' time for it, None when not printed
 
     @property
     def key(self):
@@ -122,7 +123,7 @@ def load_suite(d, name, seconds, status, issues, listed=True):
         t = tap.load(tpath)
         for r in t.results:
             key = f"{name}: {r.name}"
-            s.tests.append(TestResult(name, r.name, findings.classify(r, key, issues)))
+            s.tests.append(TestResult(name, r.name, findings.classify(r, key, issues), r.ms))
         s.missing = t.missing()
         plan = t.plan
     s.harness += harness_lines(os.path.join(d, name + ".harness"))

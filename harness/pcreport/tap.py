@@ -25,7 +25,7 @@ from .errors import read_text
 
 PLAN_RE = re.compile(r"^1\.\.(\d+)")
 RESULT_RE = re.compile(r"^(not )?ok (\d+)(?: (.*))?$")
-MS_RE = re.compile(r" # in \d+ ?ms$")
+MS_RE = re.compile(r" # in (\d+) ?ms$")
 TIMEOUT_RE = re.compile(r" # (timeout after \d+s)$")
 SKIP_RE = re.compile(r" # skip(?: (.*))?$")
 
@@ -38,6 +38,7 @@ class TapResult:
     status: str            # "pass", "fail" or "skip", as TAP says
     reason: str = ""       # skip reason, or "timeout after Ns"
     diag: list = field(default_factory=list)   # "#" lines, "# " removed
+    ms: object = None      # bats' "# in N ms", None when absent
 
 
 @dataclass
@@ -60,17 +61,19 @@ def parse_result(line):
     if not m:
         return None
     failed, num, rest = m.group(1), int(m.group(2)), m.group(3) or ""
+    ms = MS_RE.search(rest)
+    ms = int(ms.group(1)) if ms else None
     rest = MS_RE.sub("", rest)
     if failed:
         t = TIMEOUT_RE.search(rest)
         if t:
-            return TapResult(num, rest[:t.start()], "fail", t.group(1))
-        return TapResult(num, rest, "fail")
+            return TapResult(num, rest[:t.start()], "fail", t.group(1), ms=ms)
+        return TapResult(num, rest, "fail", ms=ms)
     s = SKIP_RE.search(rest)
     if s:
         why = (s.group(1) or "").strip() or "(no reason given)"
-        return TapResult(num, rest[:s.start()], "skip", why)
-    return TapResult(num, rest, "pass")
+        return TapResult(num, rest[:s.start()], "skip", why, ms=ms)
+    return TapResult(num, rest, "pass", ms=ms)
 
 
 def parse(text, path="-"):

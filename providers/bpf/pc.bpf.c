@@ -325,8 +325,7 @@ int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
  * unmapping); it comes before relocation and constructors, so before
  * dlopen() returns.  r_state is read ip-relative like a sym(%rip) operand.
  */
-SEC("uprobe")
-int pc_dlhook(struct pt_regs *ctx)
+static __always_inline int dlhook(struct pt_regs *ctx)
 {
 	__u32 idx = (__u32)bpf_get_attach_cookie(ctx);
 	__s32 state = -1;
@@ -341,4 +340,17 @@ int pc_dlhook(struct pt_regs *ctx)
 	if (state != PC_RT_CONSISTENT)
 		return 0;
 	return stop_and_tell(PC_CTL_DLOPEN);
+}
+
+SEC("uprobe")
+int pc_dlhook(struct pt_regs *ctx)
+{
+	return dlhook(ctx);
+}
+
+/* The same, for a session whose attach mode is uprobe_multi (attach.h). */
+SEC("uprobe")
+int pc_dlhook_multi(struct pt_regs *ctx)
+{
+	return dlhook(ctx);
 }

@@ -84,7 +84,7 @@ static const char *open_fails(const char *path, int err, const char *what)
 	int rc;
 
 	cap_begin();
-	rc = elf_obj_open(path, &eo);
+	rc = elf_obj_open(path, 0, &eo);
 	msg = cap_end();
 	UNIT_EQ_INT(rc, err, what);
 	UNIT_TRUE(eo == NULL, "failed open leaves *out NULL");
@@ -97,7 +97,7 @@ static struct elf_obj *open_ok(const char *path, const char *what)
 {
 	struct elf_obj *eo = NULL;
 
-	UNIT_EQ_INT(elf_obj_open(path, &eo), 0, what);
+	UNIT_EQ_INT(elf_obj_open(path, 0, &eo), 0, what);
 	return eo;
 }
 
@@ -207,7 +207,7 @@ static int notes_of(const char *path, struct usdt_notes *n)
 	int rc;
 
 	memset(n, 0, sizeof(*n));
-	rc = elf_obj_open(path, &eo);
+	rc = elf_obj_open(path, 0, &eo);
 	if (rc)
 		return rc;
 	rc = usdt_notes_read(eo, n);
@@ -842,7 +842,7 @@ static void check_bias(const struct pm_object *po, const char *sym,
 	size_t i;
 
 	snprintf(w, sizeof(w), "%s: open through po_open_path", tag);
-	UNIT_EQ_INT(elf_obj_open(po->po_open_path, &eo), 0, w);
+	UNIT_EQ_INT(elf_obj_open(po->po_open_path, 0, &eo), 0, w);
 	if (!eo)
 		return;
 	snprintf(w, sizeof(w), "%s: symbol %s", tag, sym);
@@ -940,7 +940,7 @@ static void test_procmaps_self(void)
 	fx_ok = !pm_fixture_make(&pf);
 	UNIT_TRUE(fx_ok, "procmaps fixture mappings created");
 
-	rc = procmaps_read(getpid(), &pm);
+	rc = procmaps_read(getpid(), 0, &pm);
 	UNIT_EQ_INT(rc, 0, "procmaps_read(self)");
 	if (rc) {
 		pm_fixture_free(&pf);
@@ -996,7 +996,7 @@ static void test_procmaps_self(void)
 	pm_fixture_free(&pf);
 
 	cap_begin();
-	rc = procmaps_read(INT_MAX, &pm);
+	rc = procmaps_read(INT_MAX, 0, &pm);
 	msg = cap_end();
 	UNIT_EQ_INT(rc, -ESRCH, "no such process -> -ESRCH");
 	check_msg(msg, "pid 2147483647: no such process", "ESRCH: message names the pid");

@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "unit.h"
-#include "attach_multi.h"
+#include "attach.h"
 #include "log.h"
 #include "procmaps.h"
 #include "provider.h"
@@ -44,21 +44,21 @@
 
 static char fx_path[PATH_MAX], tmpdir[] = "/tmp/pc-unit-session.XXXXXX";
 static char ready[PATH_MAX], fifo[PATH_MAX], stash[PATH_MAX];
-static int mode;        /* enum session_attach_mode under test */
+static const struct attach_ops *mode;   /* the attach mode under test */
 
 /* @what prefixed with the mode: "[multi] what". */
 static const char *L(const char *what)
 {
 	static char buf[200];
 
-	snprintf(buf, sizeof(buf), "[%s] %s", session_attach_name(mode), what);
+	snprintf(buf, sizeof(buf), "[%s] %s", mode->ao_name, what);
 	return buf;
 }
 
 /* What one attachment of the mode leaves open in this process. */
 static const char *att_fd_kind(void)
 {
-	return mode == SESSION_ATTACH_MULTI ? "anon_inode:bpf_link"
+	return mode == &attach_multi_ops ? "anon_inode:bpf_link"
 					    : "anon_inode:[perf_event]";
 }
 
@@ -116,7 +116,7 @@ static int resolve(pid_t pid, struct site_set *ss)
 	char text[PATH_MAX + 32];
 	int n;
 
-	if (procmaps_read(pid, &maps))
+	if (procmaps_read(pid, 0, &maps))
 		return -1;
 	tg.tg_maps = &maps;
 	snprintf(text, sizeof(text), "usdt:%s:fxatt:*", fx_path);
@@ -280,14 +280,9 @@ static void test_batch(pid_t pid, struct site_set *ss, const struct site *a,
 /* Why @mode cannot run here, or NULL. */
 static const char *mode_missing(void)
 {
-	static struct umulti_caps c;
+	static char why[256];
 
-	if (mode == SESSION_ATTACH_TRACEFS &&
-	    access("/sys/kernel/tracing/uprobe_events", W_OK))
-		return "tracefs: /sys/kernel/tracing/uprobe_events not writable";
-	if (mode == SESSION_ATTACH_MULTI && (umulti_probe(&c) || !c.uc_link))
-		return c.uc_link_why[0] ? c.uc_link_why : "uprobe_multi probe failed";
-	return NULL;
+	return mode->ao_caps(why, sizeof(why)) < 0 ? why : NULL;
 }
 
 static void test_mode(pid_t pid, struct site_set *ss, const struct site *a,
@@ -348,7 +343,7 @@ int main(void)
 	UNIT_TRUE(a && b && ss.ss_n == 4 && a == &ss.ss_v[0],
 		  "a_good sorts first, b_dup1 is there");
 	if (a && b && ss.ss_n == 4 && a == &ss.ss_v[0])
-		for (mode = SESSION_ATTACH_PERF; mode < SESSION_ATTACH_AUTO; mode++)
+		for (size_t m = 0; (mode = attach_modes[m]); m++)
 			test_mode(pid, &ss, a, b);
 	/* Release the fixture: it exits after its wait step. */
 	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);

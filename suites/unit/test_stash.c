@@ -131,10 +131,10 @@ static void test_records(void)
 	UNIT_EQ_STR(slurp(path), "probecheck-stash 1\ntracer 42 7\n"
 		    "tracefs probecheck_42_7/p_1_2_3\n"
 		    "tracefs probecheck_42_7/r_1_2_3_1\n", "record content");
-	pc_log_quiet = 1;
+	unit_quiet(1);
 	UNIT_EQ_INT(stash_record_write(&id, bad, 1), -EINVAL,
 		    "another tracer's entry is not recorded");
-	pc_log_quiet = 0;
+	unit_quiet(0);
 	UNIT_EQ_STR(slurp(path) ? "present" : "gone", "present",
 		    "a refused write keeps the record");
 
@@ -149,13 +149,13 @@ static void test_records(void)
 	UNIT_EQ_STR(slurp(path) ? "present" : "gone", "gone", "deleted: gone");
 
 	chmod(stash, 0755);
-	pc_log_quiet = 1;
+	unit_quiet(1);
 	UNIT_EQ_INT(stash_record_write(&id, items, 1), -EPERM, "0755: refused");
 	UNIT_EQ_INT(stash_cleanup(NULL, 0, &r), -EPERM, "0755: cleanup refused");
 	rmdir(stash);
 	UNIT_EQ_INT(symlink(dir, stash), 0, "stash as a symlink");
 	UNIT_EQ_INT(stash_record_write(&id, items, 1), -ELOOP, "symlink: refused");
-	pc_log_quiet = 0;
+	unit_quiet(0);
 	unlink(stash);
 	unsetenv("PROBECHECK_STASH");
 	UNIT_EQ_STR(stash_dir(), STASH_DEFAULT_DIR, "default stash");

@@ -114,7 +114,7 @@ static void test_func_syms(void)
 	struct func_syms fss;
 	char what[96];
 
-	UNIT_EQ_INT(elf_obj_open(elfpath, &eo), 0, "open the symbol fixture");
+	UNIT_EQ_INT(elf_obj_open(elfpath, 0, &eo), 0, "open the symbol fixture");
 	if (!eo)
 		return;
 	UNIT_EQ_INT(func_syms_read(eo, &fss), 0, "func_syms_read");
@@ -246,7 +246,7 @@ static void test_resolve_offsets(void)
 	site_set_free(&ss);
 	UNIT_EQ_INT(resolve("dup", "0x7", 6, &ss), 1, "size from .dynsym (8): 0x7 fits");
 	site_set_free(&ss);
-	pc_log_quiet = 1;
+	unit_quiet(1);
 	UNIT_EQ_INT(resolve("f_one", "0x20", 6, &ss), -EINVAL, "offset == size: -EINVAL");
 	UNIT_EQ_INT(resolve("f_*", "0x18", 6, &ss), -EINVAL,
 		    "offset beyond one matched function (f_two, 0x10): -EINVAL");
@@ -255,7 +255,7 @@ static void test_resolve_offsets(void)
 	UNIT_EQ_INT(resolve("f_one", "16", 6, &ss), -EINVAL, "decimal: -EINVAL");
 	UNIT_EQ_INT(resolve("f_one", "entry", 13, &ss), -EINVAL, "13 arguments: -EINVAL");
 	UNIT_EQ_INT(resolve("f_one", "entry", -1, &ss), -EINVAL, "-1 arguments: -EINVAL");
-	pc_log_quiet = 0;
+	unit_quiet(0);
 	site_set_free(&ss);
 }
 
@@ -263,7 +263,7 @@ static void test_list(void)
 {
 	struct site_set ss = { 0 };
 
-	UNIT_EQ_INT(provider_find("pid")->pv_list(elfpath, "shown", &ss), 7,
+	UNIT_EQ_INT(provider_find("pid")->pv_list(elfpath, "shown", 0, &ss), 7,
 		    "list: one entry site per address");
 	if (ss.ss_n)
 		UNIT_TRUE(!strcmp(ss.ss_v[0].st_path, "shown") &&

@@ -10,7 +10,9 @@
 #ifndef PC_UNIT_H
 #define PC_UNIT_H
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include <inttypes.h>
 
@@ -44,6 +46,30 @@ static inline void unit_ok(int ok, const char *file, int line, const char *what)
 } while (0)
 
 #define UNIT_TRUE(cond, what) unit_ok(!!(cond), __FILE__, __LINE__, (what))
+
+/*
+ * Expected error messages off (stderr to /dev/null) and on again: the
+ * code under test reports its errors itself, the test only checks codes.
+ */
+static int unit_saved_stderr = -1;
+static inline void unit_quiet(int on)
+{
+	int null;
+
+	fflush(stderr);
+	if (on && unit_saved_stderr < 0) {
+		unit_saved_stderr = dup(2);
+		null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 2);
+			close(null);
+		}
+	} else if (!on && unit_saved_stderr >= 0) {
+		dup2(unit_saved_stderr, 2);
+		close(unit_saved_stderr);
+		unit_saved_stderr = -1;
+	}
+}
 
 static inline int unit_done(void)
 {

@@ -1,0 +1,100 @@
+/*
+ * attach.h — the attach modes: how a site becomes a uprobe that runs one
+ * of the session's BPF programs.
+ *
+ * Each mode is one file ending in its table (attach_perf.c,
+ * attach_tracefs.c, attach_multi.c); attach_modes[] lists them and
+ * attach_choose() is the only place "auto" is decided.  session.c is the
+ * only caller of the ops: it stores each site's spec, then hands the mode
+ * a batch and keeps the links the mode makes, in order, so that undoing a
+ * batch is releasing its links in reverse.
+ */
+#ifndef PC_ATTACH_H
+#define PC_ATTACH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "site.h"
+
+struct bpf_link;
+struct bpf_program;
+
+/* One attachment made by a mode, owned by the session until released. */
+struct attach_link {
+	struct bpf_link *al_link;       /* libbpf link (perf, tracefs) or NULL */
+	int al_fd;                      /* raw link fd (multi) or -1 */
+	void *al_priv;                  /* the mode's own (tracefs: its entry) */
+};
+
+/* Keeps a link; a mode calls it as soon as a link exists. */
+typedef int (*attach_push_fn)(void *ctx, const struct attach_link *l);
+
+/* A batch: sites ar_first.. of ar_ss, the cookie of site i being
+ * i + ar_cookie_add (the index pc_specs or pc_dlhooks is read at). */
+struct attach_req {
+	const struct site_set *ar_ss;
+	size_t ar_first;
+	uint64_t ar_cookie_add;
+	pid_t ar_pid;                   /* -1: every process, else that one */
+	const struct bpf_program *ar_prog;  /* loaded per ao_multi_prog */
+	attach_push_fn ar_push;
+	void *ar_ctx;
+};
+
+/* What a mode can do, for `features` and auto. */
+enum attach_cap {
+	ATTACH_CAP_NAMED = 1,           /* leaves named entries: the stash covers them */
+	ATTACH_CAP_BATCH = 2,           /* one link per object: a batch fails whole */
+	ATTACH_CAP_PID_ALL = 4,         /* a pid filter sees every thread */
+};
+
+struct attach_ops {
+	const char *ao_name;            /* "perf", "tracefs", "multi" */
+	/* Links run the *_multi programs, loaded with this expected attach
+	 * type; 0: the plain programs, attached to perf events. */
+	unsigned ao_multi_prog;
+	/* Usable on this kernel: ATTACH_CAP_* bits, or -errno with @why set
+	 * (probed by behaviour, cached). */
+	int (*ao_caps)(char *why, size_t len);
+	/* Before any site of a batch is opened (tracefs: stash the names).
+	 * NULL: nothing to do.  0 or -errno with a message. */
+	int (*ao_prepare)(const struct site *v, size_t n);
+	/* Attach the batch, pushing each link as made; on failure, links
+	 * already pushed stay for ao_release.  0 or -errno with a message
+	 * naming the site. */
+	int (*ao_open)(const struct attach_req *r);
+	/* Undo @n links (closing them in reverse), then the mode's own state. */
+	void (*ao_release)(struct attach_link *v, size_t n);
+};
+
+extern const struct attach_ops attach_perf_ops;
+extern const struct attach_ops attach_tracefs_ops;
+extern const struct attach_ops attach_multi_ops;
+
+/* Every mode, in the order `usage` lists them; NULL-terminated. */
+extern const struct attach_ops *const attach_modes[];
+
+/* "perf, tracefs<sep>multi": every mode's name, for messages and usage. */
+void attach_mode_names(char *buf, size_t len, const char *last_sep);
+/* By name; "auto" and unknown names: NULL. */
+const struct attach_ops *attach_mode_find(const char *name);
+/*
+ * The mode for @want (NULL: auto).  Auto is multi when its link works and,
+ * if @per_process (sites attached with a pid), its pid filter sees every
+ * thread; else perf.  Decided by probing (attach_multi.c), said at -v.
+ */
+const struct attach_ops *attach_choose(const struct attach_ops *want,
+				       int per_process);
+
+/* The reason a site could not be opened, in words (EINVAL explained). */
+const char *attach_site_reason(int err, const struct site *st);
+
+/* For the modes (attach_perf.c).  Report site @st failing with @err. */
+void attach_site_error(const struct site *st, int err);
+/* Link r->ar_prog to perf event @fd of site @i, cookie @i, and push it
+ * with @priv; the link owns @fd once made, else @fd is closed here. */
+int  attach_perf_link(const struct attach_req *r, size_t i, int fd,
+		      void *priv);
+
+#endif

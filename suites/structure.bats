@@ -1,0 +1,81 @@
+#!/usr/bin/env bats
+# structure.bats — the shape the code must keep (issue 10): no include
+# cycle among the modules of providers/ and harness/, nothing in providers/
+# including a header of harness/, every attach mode one file ending in its
+# ops table (harness/include-graph), and TAP read and verdicts decided only
+# by the reporting module (harness/pcreport).  Each rule is also shown
+# failing on a small synthetic tree, so a checker that stopped checking
+# would be seen.
+#
+# bats file_tags=harness
+
+load helpers/common
+PC_REQUIRES=(cmd:python3)
+
+graph() { run "$PROBECHECK_ROOT/harness/include-graph" "$@"; }
+
+# tree D FILE TEXT...: a synthetic checkout D with FILE (under D) holding
+# the lines TEXT.
+tree() {
+	local d=$1 f=$2
+	shift 2
+	mkdir -p "$(dirname "$d/$f")"
+	printf '%s\n' "$@" >"$d/$f"
+}
+
+@test "include graph: this checkout has no cycle, nothing upward, and every attach mode ends in its table" {
+	graph
+	assert_success
+	assert_output --regexp '^include-graph: [0-9]+ modules, [0-9]+ edges, no cycle'
+}
+
+@test "include graph: a cycle through three modules is found and printed as a path" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" providers/a.c '#include "b.h"'
+	tree "$d" providers/b.h '#include "c.h"'
+	tree "$d" providers/c.c '#include "a.h"'
+	tree "$d" providers/a.h '/* a */'
+	tree "$d" providers/d.c '#include "a.h"'
+	graph "$d"
+	assert_failure 1
+	assert_output 'include-graph: cycle: a -> b -> c -> a'
+}
+
+@test "include graph: providers/ including a harness/ header is 'upward'" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" providers/x.c '#include "cli.h"'
+	tree "$d" harness/cli.h '/* cli */'
+	tree "$d" harness/main.c '#include "x.h"' '#include "cli.h"'
+	graph "$d"
+	assert_failure 1
+	assert_output 'include-graph: upward: providers/x includes harness/cli.h'
+}
+
+@test "include graph: an attach mode whose file does not end in its ops table is named" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" providers/attach_ok.c 'const struct attach_ops attach_ok_ops = {' '	.ao_name = "ok",' '};'
+	tree "$d" providers/attach_late.c 'const struct attach_ops attach_late_ops = {' '	.ao_name = "late",' '};' 'static int after(void) { return 0; }'
+	graph "$d"
+	assert_failure 1
+	assert_output --partial "providers/attach_late.c does not end in its ops table"
+	refute_output --partial "attach_ok.c"
+}
+
+# A script that reads TAP or decides pass/fail itself would disagree with
+# the report some day (it did: write-matrix's copy of the kernel-log
+# patterns drifted).  Allowed: bisect-git shows an old commit's failing
+# lines to a person (its verdict is the run's exit status), bisect-selftest
+# writes TAP of its own.
+@test "reporting: no script outside harness/pcreport parses TAP" {
+	cd "$PROBECHECK_ROOT"
+	run bash -c "grep -HnE \"(^|[^#]*)(grep|awk|sed)[^#]*('\\^?not ok|\\\"\\^?not ok|\\^ok )\" harness/* ci/* .ci/* Makefile 2>/dev/null | grep -vE '^harness/(bisect-git|bisect-selftest):'"
+	assert_output ''
+}
+
+@test "reporting: the TAP check above finds a script that greps for 'not ok'" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" harness/verdict "#!/bin/bash" "grep -q '^not ok' \"\$1\" && echo FAIL"
+	cd "$d"
+	run bash -c "grep -HnE \"(^|[^#]*)(grep|awk|sed)[^#]*('\\^?not ok|\\\"\\^?not ok|\\^ok )\" harness/* 2>/dev/null"
+	assert_output --partial "harness/verdict:2:"
+}
