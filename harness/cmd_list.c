@@ -103,8 +103,10 @@ static int list_file(const char *path, struct site_set *ss)
 	struct stat sb;
 
 	if (stat(path, &sb)) {
-		pc_err("usdt: '%s': %s", path, pc_strerror(errno));
-		return -errno;
+		int err = errno;
+
+		pc_err("usdt: '%s': %s", path, pc_strerror(err));
+		return -err;
 	}
 	if (!S_ISREG(sb.st_mode)) {
 		pc_err("usdt: '%s': not a regular file", path);

@@ -137,8 +137,10 @@ static int write_ready(const char *path)
 	f = fopen(tmp, "w");
 	if (!f || fprintf(f, "%d\n", getpid()) < 0 || fclose(f) ||
 	    rename(tmp, path)) {
-		pc_err("--ready '%s': %s", path, pc_strerror(errno));
-		return -errno;
+		int err = errno;
+
+		pc_err("--ready '%s': %s", path, pc_strerror(err));
+		return -err;
 	}
 	return 0;
 }

@@ -474,8 +474,10 @@ static int tfs_caps(char *why, size_t len)
 
 	snprintf(path, sizeof(path), "%s/uprobe_events", tfs_root());
 	if (access(path, W_OK)) {
-		snprintf(why, len, "'%s': %s", path, pc_strerror(errno));
-		return -errno;
+		int err = errno;
+
+		snprintf(why, len, "'%s': %s", path, pc_strerror(err));
+		return -err;
 	}
 	return ATTACH_CAP_NAMED;
 }

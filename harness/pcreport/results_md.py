@@ -57,7 +57,8 @@ def header(results, run, wall):
             f"- Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
             f"- Wall time: {secs(wall)}",
             f"- Capabilities: {caps_line}",
-            f"- Coverage: {cov or 'not measured in this run'}",
+            f"- Coverage (`make coverage`, a gcov build of its own, run after check by CI): "
+            f"{cov or 'not measured since this check'}",
             f"- Coverage pass (same tests on the gcov build): {cov_run or 'not run'}",
             f"- Valgrind: {vg_line}",
             f"- Kernel log during the suites: {kernel_log_line(results)}", ""]
