@@ -103,6 +103,13 @@ int cmd_features(int argc, char **argv)
 	}
 	probe_pmu();
 	probe_cookie();
+	{
+		char why[200];
+		int place = attach_site_id(why, sizeof(why)) != ATTACH_ID_COOKIE;
+
+		/* 1: the tracer tells sites apart by place (attach.h). */
+		printf("sites_by_place=%d\nsites_by_place_why=%s\n", place, why);
+	}
 	err = umulti_probe(&c);
 	if (err)
 		snprintf(c.uc_link_why, sizeof(c.uc_link_why),

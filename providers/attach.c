@@ -5,7 +5,10 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <linux/bpf.h>
+#include <bpf/libbpf.h>
 #include "attach.h"
 #include "log.h"
 
@@ -58,6 +61,39 @@ const struct attach_ops *attach_choose(const struct attach_ops *want,
 		return &attach_perf_ops;
 	}
 	return &attach_multi_ops;
+}
+
+enum attach_site_id attach_site_id(char *why, size_t len)
+{
+	static int done;
+	static enum attach_site_id id;
+	static char said[200];
+	const char *force = getenv("PROBECHECK_SITE_ID");
+	int cookie, findvma;
+
+	if (!done) {
+		cookie = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+					BPF_FUNC_get_attach_cookie, NULL) == 1;
+		findvma = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+					BPF_FUNC_find_vma, NULL) == 1;
+		id = findvma ? ATTACH_ID_PLACE_FINDVMA : ATTACH_ID_PLACE_LIST;
+		if (force && !strcmp(force, "place"))
+			snprintf(said, sizeof(said), "by place (PROBECHECK_SITE_ID=place), "
+				 "mappings found with %s", findvma ? "bpf_find_vma" : "mm->mmap");
+		else if (cookie || (force && !strcmp(force, "cookie")))
+			id = ATTACH_ID_COOKIE,
+			snprintf(said, sizeof(said), "by BPF cookie%s",
+				 cookie ? "" : " (PROBECHECK_SITE_ID=cookie: the kernel has none)");
+		else
+			snprintf(said, sizeof(said), "by place: no bpf_cookie in kprobe "
+				 "programs (Linux 5.15+); mappings found with %s",
+				 findvma ? "bpf_find_vma" : "mm->mmap");
+		done = 1;
+		pc_dbg("attach: sites told apart %s", said);
+	}
+	if (why)
+		snprintf(why, len, "%s", said);
+	return id;
 }
 
 const char *attach_site_reason(int err, const struct site *st)

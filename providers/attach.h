@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "site.h"
+#include "pc_bpf.h"
 
 struct bpf_link;
 struct bpf_program;
@@ -25,19 +26,26 @@ struct attach_link {
 	struct bpf_link *al_link;       /* libbpf link (perf, tracefs) or NULL */
 	int al_fd;                      /* raw link fd (multi) or -1 */
 	void *al_priv;                  /* the mode's own (tracefs: its entry) */
+	int al_places_fd;               /* by place: the map holding al_place */
+	struct pc_place al_place;
 };
 
 /* Keeps a link; a mode calls it as soon as a link exists. */
 typedef int (*attach_push_fn)(void *ctx, const struct attach_link *l);
 
-/* A batch: sites ar_first.. of ar_ss, the cookie of site i being
- * i + ar_cookie_add (the index pc_specs or pc_dlhooks is read at). */
+/*
+ * A batch: sites ar_first.. of ar_ss, the id of site i being
+ * i + ar_cookie_add (the index pc_specs or pc_dlhooks is read at): its
+ * BPF cookie, or, by place (ar_places_fd >= 0: a kernel without
+ * bpf_cookie), the value of its place in that map (pc_bpf.h).
+ */
 struct attach_req {
 	const struct site_set *ar_ss;
 	size_t ar_first;
 	uint64_t ar_cookie_add;
 	pid_t ar_pid;                   /* -1: every process, else that one */
 	const struct bpf_program *ar_prog;  /* loaded per ao_multi_prog */
+	int ar_places_fd;               /* pc_places, or -1: by cookie */
 	attach_push_fn ar_push;
 	void *ar_ctx;
 };
@@ -87,6 +95,21 @@ const struct attach_ops *attach_mode_find(const char *name);
 const struct attach_ops *attach_choose(const struct attach_ops *want,
 				       int per_process);
 
+/*
+ * How sites are told apart at a hit.  By cookie where the kernel lets a
+ * kprobe-type program read it (5.15+), else by place: the program looks
+ * the hit's (device, inode, offset) up, finding the mapping with
+ * bpf_find_vma (5.17+) or by walking mm->mmap (before 6.1).  Probed once;
+ * PROBECHECK_SITE_ID=place forces places (tests of the fallback on a new
+ * kernel), =cookie forces cookies.  @why: what was decided and why.
+ */
+enum attach_site_id {
+	ATTACH_ID_COOKIE,
+	ATTACH_ID_PLACE_FINDVMA,
+	ATTACH_ID_PLACE_LIST,
+};
+enum attach_site_id attach_site_id(char *why, size_t len);
+
 /* The reason a site could not be opened, in words (EINVAL explained). */
 const char *attach_site_reason(int err, const struct site *st);
 
@@ -96,5 +119,7 @@ void attach_site_error(const struct site *st, int err);
  * with @priv; the link owns @fd once made, else @fd is closed here. */
 int  attach_perf_link(const struct attach_req *r, size_t i, int fd,
 		      void *priv);
+/* By place: drop @l's place from pc_places (after its link is gone). */
+void attach_place_forget(struct attach_link *l);
 
 #endif

@@ -286,7 +286,7 @@ static int attach_group(const struct attach_req *r, size_t lead,
 	const struct site *l = &ss->ss_v[lead];
 	size_t n = ss->ss_n - r->ar_first;
 	uint64_t *offs = buf, *refs = buf + n, *cookies = buf + 2 * n;
-	struct attach_link link = { 0 };
+	struct attach_link link = { .al_places_fd = -1 };
 	uint32_t cnt = 0;
 	int err;
 

@@ -10,6 +10,9 @@
  */
 #include <errno.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "log.h"
@@ -27,28 +30,85 @@ static int perf_caps(char *why, size_t len)
 	return 0;
 }
 
+/*
+ * By place: map @st's place to @id in pc_places before its uprobe can
+ * fire.  A uretprobe fires at the return address, not at its place, and
+ * two sites at one place would share an id: both need the cookie.
+ */
+static int place_store(const struct attach_req *r, const struct site *st,
+		       __u32 id, struct attach_link *l)
+{
+	struct stat sb;
+	int err;
+
+	if (st->st_retprobe) {
+		pc_err("uprobe: '%s' %s:%s: a return probe needs bpf_cookie "
+		       "(Linux 5.15+): its hits are at the return address, not "
+		       "its place", st->st_path, st->st_provider, st->st_name);
+		return -EOPNOTSUPP;
+	}
+	/* The file as resolved (a process may be gone by now). */
+	l->al_place = (struct pc_place){ .pl_dev = st->st_kdev,
+					 .pl_ino = st->st_ino,
+					 .pl_off = st->st_off };
+	if (!st->st_ino && !stat(st->st_open_path, &sb)) {
+		l->al_place.pl_dev = (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev);
+		l->al_place.pl_ino = sb.st_ino;
+	}
+	if (bpf_map_update_elem(r->ar_places_fd, &l->al_place, &id, BPF_NOEXIST)) {
+		err = -errno;
+		pc_err("uprobe: '%s' offset 0x%llx (%s:%s): %s", st->st_path,
+		       (unsigned long long)st->st_off, st->st_provider, st->st_name,
+		       err == -EEXIST ? "another site of this tracer is at this "
+		       "place: telling them apart needs bpf_cookie (Linux 5.15+)"
+		       : pc_strerror(-err));
+		return err;
+	}
+	l->al_places_fd = r->ar_places_fd;
+	return 0;
+}
+
 /* Attach @prog to perf event @fd of site @i; the link owns @fd once made. */
 int attach_perf_link(const struct attach_req *r, size_t i, int fd,
 		     void *priv)
 {
 	const struct site *st = &r->ar_ss->ss_v[i];
-	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = i + r->ar_cookie_add);
-	struct attach_link l = { .al_fd = -1, .al_priv = priv };
-	int err;
+	LIBBPF_OPTS(bpf_perf_event_opts, opts);
+	struct attach_link l = { .al_fd = -1, .al_priv = priv,
+				 .al_places_fd = -1 };
+	int err = 0;
 
-	l.al_link = bpf_program__attach_perf_event_opts(r->ar_prog, fd, &opts);
-	if (!l.al_link) {
-		err = -errno;
-		close(fd);
-		pc_err("bpf: cannot attach to %s:%s in '%s': %s",
-		       st->st_provider, st->st_name, st->st_path,
-		       pc_strerror(-err));
-		return err;
+	if (r->ar_places_fd >= 0)
+		err = place_store(r, st, i + r->ar_cookie_add, &l);
+	else
+		opts.bpf_cookie = i + r->ar_cookie_add;
+	if (!err) {
+		l.al_link = bpf_program__attach_perf_event_opts(r->ar_prog, fd,
+								&opts);
+		if (!l.al_link) {
+			err = -errno;
+			pc_err("bpf: cannot attach to %s:%s in '%s': %s",
+			       st->st_provider, st->st_name, st->st_path,
+			       pc_strerror(-err));
+		}
 	}
-	err = r->ar_push(r->ar_ctx, &l);
-	if (err)
-		bpf_link__destroy(l.al_link);
+	if (!err)
+		err = r->ar_push(r->ar_ctx, &l);
+	if (err) {
+		if (l.al_link)
+			bpf_link__destroy(l.al_link);
+		else
+			close(fd);
+		attach_place_forget(&l);
+	}
 	return err;
+}
+
+void attach_place_forget(struct attach_link *l)
+{
+	if (l->al_places_fd >= 0)
+		bpf_map_delete_elem(l->al_places_fd, &l->al_place);
+	l->al_places_fd = -1;
 }
 
 void attach_site_error(const struct site *st, int err)
@@ -84,8 +144,10 @@ static int perf_open(const struct attach_req *r)
 
 static void perf_release(struct attach_link *v, size_t n)
 {
-	while (n-- > 0)
+	while (n-- > 0) {
 		bpf_link__destroy(v[n].al_link);
+		attach_place_forget(&v[n]);
+	}
 }
 
 const struct attach_ops attach_perf_ops = {

@@ -510,6 +510,7 @@ static void tfs_release_links(struct attach_link *v, size_t n)
 		struct tfs_entry *e = v[i].al_priv;
 
 		bpf_link__destroy(v[i].al_link);
+		attach_place_forget(&v[i]);
 		if (e)
 			e->te_used = 0;
 	}

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "elf.h"
@@ -294,6 +295,17 @@ void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
 	va_start(ap, fmt);
 	pc_verr(eo->eo_quiet, fmt, ap);
 	va_end(ap);
+}
+
+int elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino)
+{
+	struct stat sb;
+
+	if (fstat(eo->eo_fd, &sb))
+		return -errno;
+	*kdev = (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev);
+	*ino = sb.st_ino;
+	return 0;
 }
 
 void elf_obj_close(struct elf_obj *eo)

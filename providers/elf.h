@@ -35,6 +35,9 @@ int  elf_obj_open(const char *path, unsigned flags, struct elf_obj **out);
 void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void elf_obj_close(struct elf_obj *eo);
+/* The opened file's device (the kernel's encoding, (major << 20) | minor)
+ * and inode: the file a uprobe on it is keyed by.  0 or -errno. */
+int  elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino);
 
 /* Section by name: 0 and *shdr / *scn, or -ENOENT. */
 int  elf_obj_find_section(struct elf_obj *eo, const char *name,

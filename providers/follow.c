@@ -193,7 +193,8 @@ static int hook_linker(struct follow *f, const struct pm_object *po)
 		return 0;
 	err = elf_obj_sym_addr(eo, "_dl_debug_state", &fn) ||
 	      elf_obj_sym_addr(eo, "_r_debug", &rd) ||
-	      elf_obj_vaddr_to_off(eo, fn, &st.st_off);
+	      elf_obj_vaddr_to_off(eo, fn, &st.st_off) ||
+	      elf_obj_place(eo, &st.st_kdev, &st.st_ino);
 	elf_obj_close(eo);
 	if (err)
 		return 0;

@@ -96,4 +96,20 @@ enum pc_ctl_kind {
 	PC_CTL_DLOPEN = 2,      /* _dl_debug_state with r_state RT_CONSISTENT */
 };
 
+/*
+ * Kernels without bpf_cookie (before 5.15) identify a site by its place,
+ * as the kernel identifies a uprobe: the file (device, inode) and the
+ * offset in it (session.c, pc.bpf.c's pc_place_*).  pc_places maps a
+ * place to what the cookie would have been: a site's index, or a dynamic
+ * linker hook's index with PC_ID_HOOK set.  Devices are the kernel's
+ * encoding, (major << 20) | minor.
+ */
+struct pc_place {
+	__u64 pl_dev;
+	__u64 pl_ino;
+	__u64 pl_off;
+};
+#define PC_ID_HOOK      0x80000000u
+#define PC_MAX_VMAS     4096    /* mappings searched for a hit's place */
+
 #endif /* PC_BPF_H */

@@ -178,6 +178,7 @@ static int pid_site_add(struct elf_obj *eo, const struct pid_obj *o,
 		return -ENOMEM;
 	st->st_pc = pc;
 	st->st_note_pc = pc;
+	elf_obj_place(eo, &st->st_kdev, &st->st_ino);
 	if (elf_obj_vaddr_to_off(eo, pc, &st->st_off)) {
 		pc_err("pid: '%s': %s at 0x%llx is in no loadable segment",
 		       o->ob_shown, fs->fs_name, (unsigned long long)pc);

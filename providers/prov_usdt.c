@@ -56,6 +56,7 @@ static int site_from_note(struct elf_obj *eo, const struct usdt_note *n,
 	st->st_off = n->un_pc_off;
 	st->st_sema_off = n->un_sema_off;
 	st->st_sema_vaddr = n->un_sema_vaddr;
+	elf_obj_place(eo, &st->st_kdev, &st->st_ino);
 	if (po) {
 		st->st_pid = pid;
 		st->st_bias = po->po_bias;

@@ -30,6 +30,10 @@ struct pc_session {
 	struct pc_bpf *ps_skel;
 	struct ring_buffer *ps_ring;
 	const struct attach_ops *ps_ops;
+	/* The programs of sites and hooks: by cookie, or both the one
+	 * pc_place_* program (kernels without bpf_cookie). */
+	struct bpf_program *ps_site_prog, *ps_hook_prog;
+	int ps_places_fd;               /* by place: pc_places, else -1 */
 	struct link_vec ps_sites;
 	struct link_vec ps_hooks;
 	uint64_t ps_delivered;
@@ -66,17 +70,36 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* Programs nobody attaches are not loaded: tp_btf needs BTF (5.5+), and
- * a program typed for uprobe_multi cannot attach to a perf event. */
-static void session_select_progs(struct pc_bpf *skel, unsigned progs,
-				 unsigned multi)
+/*
+ * The programs of this session's sites and hooks, the only ones loaded:
+ * tp_btf needs BTF (5.5+), a program typed for uprobe_multi cannot attach
+ * to a perf event, one reading the cookie does not load before 5.15, and
+ * pc_place_list's CO-RE reads of mm->mmap fail to relocate on 6.1+.
+ */
+static void session_select_progs(struct pc_session *s, unsigned progs)
 {
-	int dl = !!(progs & SESSION_PROG_DLHOOK);
+	struct pc_bpf *skel = s->ps_skel;
+	unsigned multi = s->ps_ops->ao_multi_prog;
+	enum attach_site_id id = multi ? ATTACH_ID_COOKIE : attach_site_id(NULL, 0);
+	struct bpf_program *all[] = {
+		skel->progs.pc_usdt, skel->progs.pc_usdt_multi,
+		skel->progs.pc_dlhook, skel->progs.pc_dlhook_multi,
+		skel->progs.pc_place_list, skel->progs.pc_place_findvma,
+	};
 
-	bpf_program__set_autoload(skel->progs.pc_usdt, !multi);
-	bpf_program__set_autoload(skel->progs.pc_usdt_multi, multi);
-	bpf_program__set_autoload(skel->progs.pc_dlhook, dl && !multi);
-	bpf_program__set_autoload(skel->progs.pc_dlhook_multi, dl && multi);
+	if (multi) {
+		s->ps_site_prog = skel->progs.pc_usdt_multi;
+		s->ps_hook_prog = skel->progs.pc_dlhook_multi;
+	} else if (id == ATTACH_ID_COOKIE) {
+		s->ps_site_prog = skel->progs.pc_usdt;
+		s->ps_hook_prog = skel->progs.pc_dlhook;
+	} else {
+		s->ps_site_prog = s->ps_hook_prog = id == ATTACH_ID_PLACE_LIST
+			? skel->progs.pc_place_list : skel->progs.pc_place_findvma;
+	}
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		bpf_program__set_autoload(all[i], all[i] == s->ps_site_prog ||
+			(all[i] == s->ps_hook_prog && (progs & SESSION_PROG_DLHOOK)));
 	if (multi) {
 		bpf_program__set_expected_attach_type(skel->progs.pc_usdt_multi,
 			(enum bpf_attach_type)multi);
@@ -104,6 +127,7 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 	if (!s)
 		return -ENOMEM;
 	libbpf_set_print(libbpf_print);
+	s->ps_places_fd = -1;
 	s->ps_event = o->so_event;
 	s->ps_ctx = o->so_ctx;
 	s->ps_ctl = o->so_ctl;
@@ -116,12 +140,14 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		goto fail;
 	}
 	s->ps_skel->rodata->pc_filter_pids = !!o->so_filter_pids;
-	session_select_progs(s->ps_skel, o->so_progs, s->ps_ops->ao_multi_prog);
+	session_select_progs(s, o->so_progs);
 	err = pc_bpf__load(s->ps_skel);
 	if (err) {
 		pc_err("bpf: cannot load the BPF program: %s", pc_strerror(-err));
 		goto fail;
 	}
+	s->ps_places_fd = s->ps_site_prog == s->ps_hook_prog
+		? bpf_map__fd(s->ps_skel->maps.pc_places) : -1;
 	s->ps_ring = ring_buffer__new(bpf_map__fd(s->ps_skel->maps.pc_ring),
 				      ring_event, s, NULL);
 	if (!s->ps_ring) {
@@ -223,11 +249,10 @@ static int attach_batch(struct pc_session *s, struct link_vec *lv,
 int session_attach_from(struct pc_session *s, const struct site_set *ss,
 			size_t first, pid_t pid)
 {
-	const struct bpf_program *prog = s->ps_ops->ao_multi_prog
-		? s->ps_skel->progs.pc_usdt_multi : s->ps_skel->progs.pc_usdt;
 	struct attach_req r = { .ar_ss = ss, .ar_first = first, .ar_pid = pid,
-				.ar_prog = prog, .ar_push = link_push,
-				.ar_ctx = &s->ps_sites };
+				.ar_prog = s->ps_site_prog,
+				.ar_places_fd = s->ps_places_fd,
+				.ar_push = link_push, .ar_ctx = &s->ps_sites };
 	int err = 0;
 
 	if (ss->ss_n > PC_MAX_SPECS) {
@@ -250,12 +275,13 @@ int session_attach(struct pc_session *s, const struct site_set *ss, pid_t pid)
 int session_attach_hook(struct pc_session *s, const struct site *st,
 			unsigned cookie, pid_t pid)
 {
-	const struct bpf_program *prog = s->ps_ops->ao_multi_prog
-		? s->ps_skel->progs.pc_dlhook_multi : s->ps_skel->progs.pc_dlhook;
 	struct site_set one = { .ss_v = (struct site *)st, .ss_n = 1 };
-	struct attach_req r = { .ar_ss = &one, .ar_pid = pid, .ar_prog = prog,
-				.ar_cookie_add = cookie, .ar_push = link_push,
-				.ar_ctx = &s->ps_hooks };
+	struct attach_req r = { .ar_ss = &one, .ar_pid = pid,
+				.ar_prog = s->ps_hook_prog,
+				.ar_places_fd = s->ps_places_fd,
+				.ar_cookie_add = s->ps_places_fd >= 0
+						 ? cookie | PC_ID_HOOK : cookie,
+				.ar_push = link_push, .ar_ctx = &s->ps_hooks };
 
 	return attach_batch(s, &s->ps_hooks, &r);
 }

@@ -26,6 +26,8 @@ struct site {
 	uint64_t st_note_sema;
 	uint64_t st_pc;         /* link-time vaddr after base adjustment */
 	uint64_t st_off;        /* file offset: the uprobe's offset */
+	uint64_t st_kdev, st_ino; /* its file as the kernel names it (kernel
+				 * dev_t encoding): a site's place, attach.h */
 	uint64_t st_sema_off;   /* file offset: ref_ctr_offset, 0 none */
 	uint64_t st_sema_vaddr; /* link-time vaddr of the semaphore, 0 none */
 	pid_t    st_pid;        /* process the site was found in, 0 none */

@@ -83,6 +83,7 @@ symsize() {
 }
 
 @test "pid entry: 8 arguments (6 registers, 2 stack slots) and the return value, exact in O0/O2 x pie/nopie" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t
 	for v in "${PF_VARIANTS[@]}"; do
 		bin=$(pfbin "$v")
@@ -99,6 +100,7 @@ symsize() {
 }
 
 @test "pid entry --args 10: arguments 6-9 from 8..32(%rsp); a negative return prints as unsigned 64-bit" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t r
 	for v in O0_nopie O2_pie; do
 		bin=$(pfbin "$v")
@@ -119,6 +121,7 @@ symsize() {
 }
 
 @test "pid return: -1 prints as 18446744073709551615 (the raw %rax, unsigned)" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_nopie)
 	pid_trace "$t" --args 1 -c "$bin --oracle $o neg:3" \
@@ -154,6 +157,7 @@ symsize() {
 }
 
 @test "pid: a function in a shared library, by its path (-c) and by PATH '*' (-p), site bytes restored" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local ready=$BATS_TEST_TMPDIR/ready fifo pid addr
 	bin=$(pfbin O2_pie)
@@ -180,6 +184,7 @@ symsize() {
 }
 
 @test "pid aliases: a glob over three names at one address is one site (alphabetically first name); two named aliases are two sites" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
 	# pf_alias_x < pf_alias_y < pf_aliased: '_' sorts before 'e'.
@@ -200,6 +205,7 @@ symsize() {
 }
 
 @test "pid glob: pf_g_* matches exactly three functions; a function matched twice is attached once" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O0_pie)
 	pid_trace "$t" --args 2 -c "$bin --oracle $o glob:2 add8:1 neg:1" \
@@ -265,6 +271,7 @@ symsize() {
 }
 
 @test "pid entry and return with the function's own USDT probe: per call exactly entry, usdt, return" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t want i
 	for v in O0_pie O2_nopie; do
 		bin=$(pfbin "$v")
@@ -283,6 +290,7 @@ symsize() {
 }
 
 @test "pid entry and return on a function called from 8 threads: exact events per thread" {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
 	# Thread k calls pf_thr 25 + k times: 228 calls.

@@ -17,6 +17,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "pc_bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -177,10 +178,10 @@ static __always_inline void fill_strings(struct pc_event_str *e,
 	}
 }
 
-static __always_inline int handle(struct pt_regs *ctx)
+/* One hit of site @id (its index in pc_specs). */
+static __always_inline int handle_id(struct pt_regs *ctx, __u32 id)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 id = (__u32)bpf_get_attach_cookie(ctx);
 	const struct pc_spec *s;
 
 	if (!pid_wanted(pid_tgid >> 32))
@@ -212,6 +213,11 @@ static __always_inline int handle(struct pt_regs *ctx)
 drop:
 	count(PC_CNT_DROPS);
 	return 0;
+}
+
+static __always_inline int handle(struct pt_regs *ctx)
+{
+	return handle_id(ctx, (__u32)bpf_get_attach_cookie(ctx));
 }
 
 SEC("uprobe")
@@ -325,9 +331,8 @@ int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
  * unmapping); it comes before relocation and constructors, so before
  * dlopen() returns.  r_state is read ip-relative like a sym(%rip) operand.
  */
-static __always_inline int dlhook(struct pt_regs *ctx)
+static __always_inline int dlhook_idx(struct pt_regs *ctx, __u32 idx)
 {
-	__u32 idx = (__u32)bpf_get_attach_cookie(ctx);
 	__s32 state = -1;
 	__s64 *delta;
 
@@ -342,6 +347,11 @@ static __always_inline int dlhook(struct pt_regs *ctx)
 	return stop_and_tell(PC_CTL_DLOPEN);
 }
 
+static __always_inline int dlhook(struct pt_regs *ctx)
+{
+	return dlhook_idx(ctx, (__u32)bpf_get_attach_cookie(ctx));
+}
+
 SEC("uprobe")
 int pc_dlhook(struct pt_regs *ctx)
 {
@@ -353,4 +363,110 @@ SEC("uprobe")
 int pc_dlhook_multi(struct pt_regs *ctx)
 {
 	return dlhook(ctx);
+}
+
+/*
+ * Sites by place, for kernels without bpf_cookie (pc_bpf.h).  The place
+ * of a hit is the mapping that holds its address: (device, inode) of the
+ * mapped file and address - vm_start + vm_pgoff * page size.  Two ways to
+ * find the mapping, one program each (session.c loads the one the kernel
+ * has): the list mm->mmap (before 6.1: every kernel without cookies) and
+ * bpf_find_vma (5.17+: lets a new kernel run the same lookup, to test it).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PC_MAX_SPECS);
+	__type(key, struct pc_place);
+	__type(value, __u32);
+} pc_places SEC(".maps");
+
+/* The mm and mapping as kernels before 6.1 lay them out (CO-RE). */
+struct vm_area_struct___list {
+	unsigned long vm_start, vm_end;
+	struct vm_area_struct___list *vm_next;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
+} __attribute__((preserve_access_index));
+
+struct mm_struct___list {
+	struct vm_area_struct___list *mmap;
+} __attribute__((preserve_access_index));
+
+static __always_inline int place_fill(struct pc_place *pl, __u64 ip,
+				      __u64 start, __u64 pgoff,
+				      struct file *f)
+{
+	struct inode *in = BPF_CORE_READ(f, f_inode);
+	__u32 dev = BPF_CORE_READ(in, i_sb, s_dev);
+
+	if (!in)
+		return -1;
+	pl->pl_dev = dev;
+	pl->pl_ino = BPF_CORE_READ(in, i_ino);
+	pl->pl_off = ip - start + (pgoff << 12);
+	return 0;
+}
+
+/* A site's index, or a hook's with PC_ID_HOOK, by the hit's place. */
+static __always_inline int by_place(struct pt_regs *ctx,
+				    const struct pc_place *pl)
+{
+	__u32 *id = bpf_map_lookup_elem(&pc_places, pl);
+
+	if (!id) {
+		if (pid_wanted(bpf_get_current_pid_tgid() >> 32)) {
+			count(PC_CNT_HITS);
+			count(PC_CNT_DROPS);    /* not ours: never unaccounted */
+		}
+		return 0;
+	}
+	if (*id & PC_ID_HOOK)
+		return dlhook_idx(ctx, *id & ~PC_ID_HOOK);
+	return handle_id(ctx, *id);
+}
+
+SEC("uprobe")
+int pc_place_list(struct pt_regs *ctx)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	struct mm_struct___list *mm = (void *)BPF_CORE_READ(t, mm);
+	struct vm_area_struct___list *v = BPF_CORE_READ(mm, mmap);
+	__u64 ip = PT_REGS_IP(ctx);
+	struct pc_place pl = {};
+
+	for (int i = 0; i < PC_MAX_VMAS && v; i++) {
+		__u64 start = BPF_CORE_READ(v, vm_start);
+
+		if (ip >= start && ip < BPF_CORE_READ(v, vm_end)) {
+			if (place_fill(&pl, ip, start, BPF_CORE_READ(v, vm_pgoff),
+				       BPF_CORE_READ(v, vm_file)))
+				break;
+			return by_place(ctx, &pl);
+		}
+		v = BPF_CORE_READ(v, vm_next);
+	}
+	return by_place(ctx, &pl);      /* not found: counted as a drop */
+}
+
+struct find_ctx {
+	__u64 ip;
+	struct pc_place pl;
+	int found;
+};
+
+static long find_cb(struct task_struct *t, struct vm_area_struct *v,
+		    struct find_ctx *fc)
+{
+	if (!place_fill(&fc->pl, fc->ip, v->vm_start, v->vm_pgoff, v->vm_file))
+		fc->found = 1;
+	return 0;
+}
+
+SEC("uprobe")
+int pc_place_findvma(struct pt_regs *ctx)
+{
+	struct find_ctx fc = { .ip = PT_REGS_IP(ctx) };
+
+	bpf_find_vma(bpf_get_current_task_btf(), fc.ip, find_cb, &fc, 0);
+	return by_place(ctx, &fc.pl);
 }

@@ -1,0 +1,103 @@
+#!/usr/bin/env bats
+# siteid.bats — sites told apart by place, the tracer's way on kernels
+# without bpf_cookie (before 5.15: Debian 11's 5.10).  The BPF program
+# finds the mapping that holds a hit's address (bpf_find_vma on 5.17+,
+# the mm->mmap list before 6.1) and looks (device, inode, offset) up in
+# pc_places, instead of reading the attachment's cookie (providers/attach.h,
+# pc.bpf.c's pc_place_*).  On a kernel with cookies PROBECHECK_SITE_ID=place
+# forces this path, so that it is tested here too; on one without, it is
+# the only path and every suite takes it.
+#
+# bats file_tags=attach
+
+load helpers/common
+
+PC_REQUIRES=(root bpf uprobe_pmu)
+
+FXV=${PC_SITEID_VARIANT:-gcc_O2_pie}
+
+# place: the tracer must tell sites apart by place.
+# (multi always has cookies: the tests name perf or tracefs.)
+place() { export PROBECHECK_SITE_ID=place; }
+
+# assert_by_place FILE: the tracer's -v stderr says it went by place.
+assert_by_place() {
+	grep -q "probecheck: debug: attach: sites told apart by place" "$1" ||
+		fail "the tracer did not go by place: $(grep 'sites told apart' "$1" || echo 'nothing said')"
+}
+
+@test "by place: every fx:* probe of two variants exact, perf and tracefs" {
+	place
+	local v fx o t steps mode
+	for mode in perf tracefs; do
+		[[ $mode == tracefs ]] && ! pc_cap tracefs && continue
+		for v in gcc_O2_pie clang_O3_nopie; do
+			fx=$(fx_bin "$v")
+			o=$BATS_TEST_TMPDIR/o.$mode.$v.json t=$BATS_TEST_TMPDIR/t.$mode.$v.json
+			steps=$("$fx" --list | jq -r 'select(.object == "executable" and
+				(.probe | startswith("fx:")) and ((.types | index("str")) | not))
+				| "fire:\(.probe):2"' | xargs)
+			pc trace -v --attach="$mode" --json -c "$fx --oracle $o $steps" \
+				"usdt:$fx:fx:*" >"$t" 2>"$t.err" || fail "trace exited $? ($mode, $v): $(tail -n 3 "$t.err")"
+			assert_by_place "$t.err"
+			assert_oracle "$o" "$t"
+		done
+	done
+}
+
+@test "by place: the executable's and the library's probes of one process, -p, exact" {
+	place
+	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go
+	fx=$(fx_bin "$FXV")
+	lib=$(fx_lib "$FXV")
+	go=$(pc_fifo go)
+	pc_spawn P "$fx" --oracle "$o" "dlopen:$lib" "ready:$BATS_TEST_TMPDIR/r" "wait:$go" \
+		fire:fx:a3:3 libfire:fxlib:l4:2 fire:fx:a1:1
+	pc_wait_file "$BATS_TEST_TMPDIR/r"
+	pc_trace_bg "$t" -v --attach=perf --json -p "$P" "usdt:$fx:fx:*" "usdt:$lib:fxlib:*"
+	echo >"$go"
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_by_place "$t.err"
+	assert_oracle "$o" "$t"
+}
+
+@test "by place: -p with PATH '*' and a library dlopen'd after attach: the linker hook goes by place too" {
+	place
+	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go
+	fx=$(fx_bin "$FXV")
+	lib=$(fx_lib "$FXV")
+	go=$(pc_fifo go)
+	# A '*' probe must match at attach: fx:a4 in the executable does,
+	# fxlib:l4 in the library once it is loaded.
+	pc_spawn P "$fx" --oracle "$o" "ready:$BATS_TEST_TMPDIR/r" "wait:$go" \
+		fire:fx:a4:1 "dlopen:$lib" libfire:fxlib:l4:2 "dlclose:$lib"
+	pc_wait_file "$BATS_TEST_TMPDIR/r"
+	pc_trace_bg "$t" -v --attach=perf --json -p "$P" 'usdt:*:fx*:[al]4'
+	echo >"$go"
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_by_place "$t.err"
+	grep -q "follow: hooked _dl_debug_state" "$t.err" || fail "no linker hook: $(cat "$t.err")"
+	assert_oracle "$o" "$t"
+	assert_equal "$(pc_count_events "$o")" 3
+}
+
+@test "by place: a return probe is refused naming the reason (exit 1), nothing left" {
+	place
+	local fx
+	fx=$(fx_bin "$FXV")
+	run -1 --separate-stderr pc trace --attach=perf -c "$fx fire:fx:a1:1" "pid:$fx:main:return"
+	assert_output ''
+	grep -q "a return probe needs bpf_cookie (Linux 5.15+)" <<<"$stderr" ||
+		fail "no reason given: $stderr"
+}
+
+@test "by place: two sites at one place are refused (they would share an id), nothing left" {
+	place
+	local fx
+	fx=$(fx_bin "$FXV")
+	run -1 --separate-stderr pc trace --attach=perf -c "$fx fire:fx:a1:1" "pid:$fx:main:entry" "pid:$fx:main:0x0"
+	grep -q "another site of this tracer is at this place: telling them apart needs bpf_cookie" <<<"$stderr" ||
+		fail "no reason given: $stderr"
+}
