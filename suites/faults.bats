@@ -22,11 +22,15 @@
 # thinks (perf fds open, int3s in the target, entries in tracefs), then
 # delivers the fault and lets it go on.
 #   attach, after site K:       the Kth perf_event_open (one per site)
-#   detach, links (both modes): one ioctl per site on its perf fd at attach
-#                               (PERF_EVENT_IOC_ENABLE) and one at detach
-#                               (..._DISABLE, in reverse order), so the
-#                               (NSITES + K)th ioctl on a perf fd (strace -P
-#                               'anon_inode:[perf_event]') is the Kth detach
+#   detach, links (both modes): ATTACH_IOCTLS ioctls per site on its perf
+#                               fd at attach (PERF_EVENT_IOC_ENABLE; before
+#                               it ..._SET_BPF where the kernel has no BPF
+#                               link for perf events, 5.15, which came with
+#                               bpf_cookie) and one at detach (..._DISABLE,
+#                               in reverse order), so the
+#                               (NSITES * ATTACH_IOCTLS + K)th ioctl on a
+#                               perf fd (strace -P 'anon_inode:[perf_event]')
+#                               is the Kth detach
 #   detach, tracefs entries:    the (NSITES + K)th write to uprobe_events
 #                               (one "p:" per entry, then one "-:" each)
 # SIGINT and SIGTERM are blocked in the tracer (it reads them from a
@@ -45,6 +49,10 @@ load helpers/common
 PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
 
 NSITES=10
+# libbpf attaches a program to a perf event with a BPF link where the
+# kernel has perf links (5.15, with bpf_cookie), else with the
+# PERF_EVENT_IOC_SET_BPF ioctl: one ioctl more per site at attach.
+attach_ioctls() { if pc_cap bpf_cookie; then echo 1; else echo 2; fi; }
 NHALF=5         # fxm:n0..n4, then fxm:s0..s4
 
 # use MODE: the attach mode of this test, or SKIP; sets MODE and FXM.
@@ -339,7 +347,7 @@ detach_signal() {
 	use "$1"
 	local sig=$2 k=5 st
 	start_target
-	st_start ioctl $((NSITES + k)) 'anon_inode:[perf_event]' -p "$PID" $(probes)
+	st_start ioctl $((NSITES * $(attach_ioctls) + k)) 'anon_inode:[perf_event]' -p "$PID" $(probes)
 	st_wait_ready
 	kill -INT "$ST_TRACEE"
 	st_wait_stopped
