@@ -389,6 +389,14 @@ fake_qemu() {
 	mkdir -p "$1"
 	cat >"$1/qemu-system-x86_64" <<-'EOF'
 		#!/bin/bash
+		echo "$*" >>"${FAKE_ARGS:-/dev/null}"
+		# The KVM probe boot of vm-run: FAKE_KVM=ok gets as far as the
+		# root file system, anything else is qemu dying as nested KVM does.
+		if [[ " $* " == *" -accel kvm "* && " $* " != *" -initrd "* ]]; then
+			[[ ${FAKE_KVM:-} == ok ]] || { echo "qemu: kvm: failed to set MSR" >&2; exit 134; }
+			for a in "$@"; do [[ $a == file:* ]] && printf 'VFS: Unable to mount root fs\n' >"${a#file:}"; done
+			exit 0
+		fi
 		n=0
 		while (($#)); do
 			if [[ $1 == -serial ]]; then
@@ -419,11 +427,11 @@ fake_qemu() {
 	export FAKE_RESULTS=$BATS_TEST_TMPDIR/g/results FAKE_STATUS=1
 	suite "$BATS_TEST_TMPDIR" g integrity < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
 	vmrun() {
-		PATH=$BATS_TEST_TMPDIR/bin:$PATH "$PROBECHECK_ROOT/harness/vm-run" -n fake -t 60 \
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH VM_ACCEL=tcg "$PROBECHECK_ROOT/harness/vm-run" -n fake -t 60 \
 			-i "$BATS_TEST_TMPDIR/image.cpio" -o "$BATS_TEST_TMPDIR/out" "file:$BATS_TEST_TMPDIR/bzImage"
 	}
 	run -0 vmrun
-	assert_output --regexp '^vm-run: fake: PASS: every failure a listed kernel finding \(K1: 1 test\) \(2\.5 s to init, [0-9]+ s in all\)$'
+	assert_output --regexp '^vm-run: fake: PASS: every failure a listed kernel finding \(K1: 1 test\) \(2\.5 s to init, [0-9]+ s in all, tcg \(VM_ACCEL=tcg\)\)$'
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/kernel-findings.txt")" "watchdog: Watchdog detected hard LOCKUP on cpu 0"
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/kernel")" "6.1.0-fake"
 	suite "$BATS_TEST_TMPDIR" g integrity <<<$'1..2\nnot ok 1 broken\nok 2 t'
@@ -431,6 +439,36 @@ fake_qemu() {
 	assert_output --partial "vm-run: fake: FAIL: integrity: 1 passed, 1 failed, 0 skipped, 0 kernel"
 	FAKE_STATUS=crash run -3 vmrun
 	assert_output --partial "vm-run: fake: INFRA: the guest never finished"
+}
+
+@test "vm-run VM_ACCEL: auto takes KVM only when a probe boot reaches the root file system; kvm insists; tcg skips the probe" {
+	results_issues
+	fake_qemu "$BATS_TEST_TMPDIR/bin"
+	: >"$BATS_TEST_TMPDIR/bzImage"
+	: >"$BATS_TEST_TMPDIR/image.cpio"
+	export FAKE_RESULTS=$BATS_TEST_TMPDIR/g/results FAKE_STATUS=0 FAKE_ARGS=$BATS_TEST_TMPDIR/args
+	suite "$BATS_TEST_TMPDIR" g pipeline <<<$'1..1\nok 1 t'
+	vmrun() {
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH "$PROBECHECK_ROOT/harness/vm-run" -n fake -t 60 \
+			-i "$BATS_TEST_TMPDIR/image.cpio" -o "$BATS_TEST_TMPDIR/out" "file:$BATS_TEST_TMPDIR/bzImage"
+	}
+	: >"$FAKE_ARGS"
+	FAKE_KVM=ok run -0 vmrun
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/accel")" kvm
+	assert_equal "$(grep -c -- '-initrd' "$FAKE_ARGS")" 1
+	grep -- '-initrd' "$FAKE_ARGS" | grep -q -- '-accel kvm -cpu host' || fail "the guest did not run under KVM: $(cat "$FAKE_ARGS")"
+	: >"$FAKE_ARGS"
+	FAKE_KVM=broken run -0 vmrun
+	assert_output --partial ", tcg (no KVM: the probe boot under -accel kvm did not reach the root file system (qemu status 134"
+	grep -- '-initrd' "$FAKE_ARGS" | grep -q -- '-accel tcg,thread=multi -cpu max' || fail "no TCG fallback: $(cat "$FAKE_ARGS")"
+	FAKE_KVM=broken VM_ACCEL=kvm run -2 vmrun
+	assert_output --partial "vm-run: VM_ACCEL=kvm: the probe boot under -accel kvm did not reach the root file system"
+	: >"$FAKE_ARGS"
+	FAKE_KVM=ok VM_ACCEL=tcg run -0 vmrun
+	refute_output --partial "-accel kvm"
+	assert_equal "$(grep -c -- '-accel kvm' "$FAKE_ARGS")" 0
+	VM_ACCEL=fast run -2 vmrun
+	assert_output --partial "VM_ACCEL='fast': expected auto, kvm or tcg"
 }
 
 @test "outcome (bisect-kernels): a kernel finding is fail there; missing, none, skip, pass" {
