@@ -63,7 +63,7 @@ kernel_leaks() {
 # rounds that failed in any other way.
 rounds() {
 	local mode=$1 r fx n tr leaks after before f1 f2 d=$BATS_TEST_TMPDIR
-	local fxm=$PC_FIXTURES/fx_many nr=${PC_DETACHKILL_ROUNDS:-5} left=0 logged=0 repaired=0
+	local fxm=$PC_FIXTURES/fx_many nr=${PC_DETACHKILL_ROUNDS:-5} left=0 logged=0 repaired=0 mid=0
 	[[ $mode == tracefs ]] && requires tracefs
 	SYMPTOM=() BAD=''
 	for ((r = 1; r <= nr; r++)); do
@@ -85,6 +85,7 @@ rounds() {
 		after=$(pc_inv_sites "$fx")
 		pc_fifo_write "$f2" go
 		wait "$fx" 2>/dev/null || BAD+=$'\n'"round $r: the target exited $? after hitting every site once"
+		((LANDED > 0 && LANDED < 20)) && mid=$((mid + 1))
 		[[ -n $before ]] && left=$((left + 1))
 		[[ -n $leaks ]] && logged=$((logged + 1))
 		[[ -n $before && -z $after ]] && repaired=$((repaired + 1))
@@ -99,13 +100,18 @@ rounds() {
 			SYMPTOM+=("$mode round $r: SIGKILL with $LANDED of 20 events open: ${leaks:+kernel: $(head -n 1 <<<"$leaks" | sed 's/^\[[^]]*\] //'); }target: $(paste -sd ';' <<<"${before:-clean}")$([[ -n $before ]] && { [[ -n $after ]] && echo "; still there after the target hit every site" || echo "; repaired when the target hit the site"; })")
 		fi
 	done
-	echo "# $mode: $nr rounds: kernel logged a leak in $logged, target kept a breakpoint or semaphore in $left, repaired by its next hit in $repaired" >&3
+	echo "# $mode: $nr rounds ($mid landed mid-detach): kernel logged a leak in $logged, target kept a breakpoint or semaphore in $left, repaired by its next hit in $repaired" >&3
+	MID=$mid
 	RATE="$mode: of $nr rounds, kernel logged 'failed to unregister, leaking uprobe' in $logged, the idle target kept an int3 or a raised semaphore in $left (repaired at its next hit in $repaired)"
 }
 
 verdict() {
 	[[ -z $BAD ]] || fail "$1: SIGKILL mid-detach:$BAD"
 	((${#SYMPTOM[@]} == 0)) || pc_kernel_symptom detach-kill-leak "$RATE" "${SYMPTOM[@]}"
+	# A detach faster than the polling (5.10: no RCU wait per close) is
+	# never interrupted: then this test has shown nothing (faults.bats
+	# lands its SIGKILL mid-detach exactly, under strace, on every kernel).
+	((MID > 0)) || skip "no round landed mid-detach: every SIGKILL came with 0 or 20 of the 20 perf events open (the detach outran the 2 ms polling)"
 }
 
 @test "perf: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
