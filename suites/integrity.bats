@@ -157,7 +157,6 @@ rz_operands() {
 }
 
 @test "multi: red-zone operands at a nop5 site are read exactly" {
-	requires bpf_cookie    # return probes: none by place (before 5.15)
 	rz_operands multi
 }
 
@@ -165,6 +164,7 @@ rz_operands() {
 # a nop5: the six argument registers at entry, %rax at return, and every
 # register, flag and SSE register unchanged across the call.
 entry5() {
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	pc_use_mode "$1"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(fx_bin "$FXV")

@@ -247,7 +247,6 @@ exec_after() {
 }
 
 @test "two tracers on one nop5 site: each sees every hit while attached; the file's bytes after both detach" {
-	requires bpf_cookie    # return probes: none by place (before 5.15)
 	requires uprobe_multi
 	local d=$BATS_TEST_TMPDIR fx pid f1 f2 f3 p1 p2
 	local o=$d/o.json t1=$d/t1.json t2=$d/t2.json
@@ -298,6 +297,7 @@ exec_after() {
 # it (K4).
 seccomp_case() {
 	local a=$1 fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json st=0 n stderr
+	requires bpf_cookie    # return probes: none by place (before 5.15)
 	fx=$(fx_bin "$FXV")
 	# Any exit status: a kernel that kills the program makes the tracer
 	# exit 1, judged below.
