@@ -45,42 +45,46 @@ assert_by_place() {
 	done
 }
 
-@test "by place: the executable's and the library's probes of one process, -p, exact" {
+# traced_p T PRE... -- POST... -- PROBE...: fx_$FXV runs its PRE steps,
+# waits while `probecheck trace --attach=perf -p` attaches PROBEs by place
+# (trace in T, stderr in T.err), then runs its POST steps; the tracer must
+# end with it, exit 0, say it went by place, and match the oracle (T.o).
+traced_p() {
+	local t=$1 go pre=() post=()
+	shift
+	while [[ $1 != -- ]]; do pre+=("$1"); shift; done
+	shift
+	while [[ $1 != -- ]]; do post+=("$1"); shift; done
+	shift
 	place
-	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go
-	fx=$(fx_bin "$FXV")
-	lib=$(fx_lib "$FXV")
 	go=$(pc_fifo go)
-	pc_spawn P "$fx" --oracle "$o" "dlopen:$lib" "ready:$BATS_TEST_TMPDIR/r" "wait:$go" \
-		fire:fx:a3:3 libfire:fxlib:l4:2 fire:fx:a1:1
+	pc_spawn P "$(fx_bin "$FXV")" --oracle "$t.o" "${pre[@]}" \
+		"ready:$BATS_TEST_TMPDIR/r" "wait:$go" "${post[@]}"
 	pc_wait_file "$BATS_TEST_TMPDIR/r"
-	pc_trace_bg "$t" -v --attach=perf --json -p "$P" "usdt:$fx:fx:*" "usdt:$lib:fxlib:*"
+	pc_trace_bg "$t" -v --attach=perf --json -p "$P" "$@"
 	echo >"$go"
 	pc_trace_wait
 	assert_equal "$PC_TRACE_STATUS" 0
 	assert_by_place "$t.err"
-	assert_oracle "$o" "$t"
+	assert_oracle "$t.o" "$t"
+}
+
+@test "by place: the executable's and the library's probes of one process, -p, exact" {
+	local lib t=$BATS_TEST_TMPDIR/t.json
+	lib=$(fx_lib "$FXV")
+	traced_p "$t" "dlopen:$lib" -- fire:fx:a3:3 libfire:fxlib:l4:2 fire:fx:a1:1 -- \
+		"usdt:$(fx_bin "$FXV"):fx:*" "usdt:$lib:fxlib:*"
 }
 
 @test "by place: -p with PATH '*' and a library dlopen'd after attach: the linker hook goes by place too" {
-	place
-	local fx lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go
-	fx=$(fx_bin "$FXV")
+	local lib t=$BATS_TEST_TMPDIR/t.json
 	lib=$(fx_lib "$FXV")
-	go=$(pc_fifo go)
 	# A '*' probe must match at attach: fx:a4 in the executable does,
 	# fxlib:l4 in the library once it is loaded.
-	pc_spawn P "$fx" --oracle "$o" "ready:$BATS_TEST_TMPDIR/r" "wait:$go" \
-		fire:fx:a4:1 "dlopen:$lib" libfire:fxlib:l4:2 "dlclose:$lib"
-	pc_wait_file "$BATS_TEST_TMPDIR/r"
-	pc_trace_bg "$t" -v --attach=perf --json -p "$P" 'usdt:*:fx*:[al]4'
-	echo >"$go"
-	pc_trace_wait
-	assert_equal "$PC_TRACE_STATUS" 0
-	assert_by_place "$t.err"
+	traced_p "$t" -- fire:fx:a4:1 "dlopen:$lib" libfire:fxlib:l4:2 "dlclose:$lib" -- \
+		'usdt:*:fx*:[al]4'
 	grep -q "follow: hooked _dl_debug_state" "$t.err" || fail "no linker hook: $(cat "$t.err")"
-	assert_oracle "$o" "$t"
-	assert_equal "$(pc_count_events "$o")" 3
+	assert_equal "$(pc_count_events "$t.o")" 3
 }
 
 @test "by place: a return probe is refused naming the reason (exit 1), nothing left" {
