@@ -55,15 +55,9 @@ static void probe_pmu(void)
 
 static void probe_cookie(void)
 {
-	char why[160] = "bpf_get_attach_cookie not allowed in kprobe "
-			"programs (Linux 5.15+)";
-	int r = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
-					BPF_FUNC_get_attach_cookie, NULL);
-
-	if (r < 0)
-		snprintf(why, sizeof(why), "cannot probe BPF helpers: %s",
-			 pc_strerror(-r));
-	feature("bpf_cookie", r == 1, why);
+	feature("bpf_cookie", attach_cookie_works(),
+		"bpf_get_attach_cookie not allowed in kprobe programs "
+		"(Linux 5.15+): a program calling it did not load");
 }
 
 static void probe_tracefs(void)

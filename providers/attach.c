@@ -106,29 +106,44 @@ static int has_find_vma(void)
 	return found;
 }
 
+int attach_cookie_works(void)
+{
+	static int cookie = -1;
+
+	if (cookie < 0)
+		cookie = helper_loads(BPF_FUNC_get_attach_cookie);
+	return cookie;
+}
+
+/* Decided once: the kernel's vmlinux BTF is read only when places are
+ * used (it costs tens of ms at every start otherwise). */
+static enum attach_site_id decide(char *said, size_t len)
+{
+	const char *force = getenv("PROBECHECK_SITE_ID");
+	int forced_place = force && !strcmp(force, "place");
+	int cookie = attach_cookie_works();
+	const char *how;
+
+	if (!forced_place && (cookie || (force && !strcmp(force, "cookie")))) {
+		snprintf(said, len, "by BPF cookie%s", cookie ? ""
+			 : " (PROBECHECK_SITE_ID=cookie: the kernel has none)");
+		return ATTACH_ID_COOKIE;
+	}
+	how = has_find_vma() ? "bpf_find_vma" : "mm->mmap";
+	snprintf(said, len, "by place%s; mappings found with %s",
+		 forced_place ? " (PROBECHECK_SITE_ID=place)"
+		 : ": no bpf_cookie in kprobe programs (Linux 5.15+)", how);
+	return how[0] == 'b' ? ATTACH_ID_PLACE_FINDVMA : ATTACH_ID_PLACE_LIST;
+}
+
 enum attach_site_id attach_site_id(char *why, size_t len)
 {
 	static int done;
 	static enum attach_site_id id;
 	static char said[200];
-	const char *force = getenv("PROBECHECK_SITE_ID");
-	int cookie, findvma;
 
 	if (!done) {
-		cookie = helper_loads(BPF_FUNC_get_attach_cookie);
-		findvma = has_find_vma();
-		id = findvma ? ATTACH_ID_PLACE_FINDVMA : ATTACH_ID_PLACE_LIST;
-		if (force && !strcmp(force, "place"))
-			snprintf(said, sizeof(said), "by place (PROBECHECK_SITE_ID=place), "
-				 "mappings found with %s", findvma ? "bpf_find_vma" : "mm->mmap");
-		else if (cookie || (force && !strcmp(force, "cookie")))
-			id = ATTACH_ID_COOKIE,
-			snprintf(said, sizeof(said), "by BPF cookie%s",
-				 cookie ? "" : " (PROBECHECK_SITE_ID=cookie: the kernel has none)");
-		else
-			snprintf(said, sizeof(said), "by place: no bpf_cookie in kprobe "
-				 "programs (Linux 5.15+); mappings found with %s",
-				 findvma ? "bpf_find_vma" : "mm->mmap");
+		id = decide(said, sizeof(said));
 		done = 1;
 		pc_dbg("attach: sites told apart %s", said);
 	}

@@ -109,6 +109,9 @@ enum attach_site_id {
 	ATTACH_ID_PLACE_LIST,
 };
 enum attach_site_id attach_site_id(char *why, size_t len);
+/* 1 if a kprobe-type program may call bpf_get_attach_cookie (probed by
+ * loading one, cached); `features` reports it as bpf_cookie. */
+int attach_cookie_works(void);
 
 /* The reason a site could not be opened, in words (EINVAL explained). */
 const char *attach_site_reason(int err, const struct site *st);

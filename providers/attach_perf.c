@@ -10,8 +10,6 @@
  */
 #include <errno.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -38,7 +36,6 @@ static int perf_caps(char *why, size_t len)
 static int place_store(const struct attach_req *r, const struct site *st,
 		       __u32 id, struct attach_link *l)
 {
-	struct stat sb;
 	int err;
 
 	if (st->st_retprobe) {
@@ -47,21 +44,21 @@ static int place_store(const struct attach_req *r, const struct site *st,
 		       "its place", st->st_path, st->st_provider, st->st_name);
 		return -EOPNOTSUPP;
 	}
-	/* The file as resolved (a process may be gone by now). */
+	/* The file as resolved (st_kdev, st_ino: a process may be gone by
+	 * now, its /proc path with it). */
 	l->al_place = (struct pc_place){ .pl_dev = st->st_kdev,
 					 .pl_ino = st->st_ino,
 					 .pl_off = st->st_off };
-	if (!st->st_ino && !stat(st->st_open_path, &sb)) {
-		l->al_place.pl_dev = (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev);
-		l->al_place.pl_ino = sb.st_ino;
-	}
 	if (bpf_map_update_elem(r->ar_places_fd, &l->al_place, &id, BPF_NOEXIST)) {
 		err = -errno;
-		pc_err("uprobe: '%s' offset 0x%llx (%s:%s): %s", st->st_path,
-		       (unsigned long long)st->st_off, st->st_provider, st->st_name,
-		       err == -EEXIST ? "another site of this tracer is at this "
-		       "place: telling them apart needs bpf_cookie (Linux 5.15+)"
-		       : pc_strerror(-err));
+		if (err != -EEXIST)
+			attach_site_error(st, err);
+		else
+			pc_err("uprobe: '%s' offset 0x%llx (%s:%s): another site of "
+			       "this tracer is at this place: telling them apart "
+			       "needs bpf_cookie (Linux 5.15+)", st->st_path,
+			       (unsigned long long)st->st_off, st->st_provider,
+			       st->st_name);
 		return err;
 	}
 	l->al_places_fd = r->ar_places_fd;

@@ -146,6 +146,7 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		pc_err("bpf: cannot load the BPF program: %s", pc_strerror(-err));
 		goto fail;
 	}
+	/* Only the pc_place_* programs serve sites and hooks alike. */
 	s->ps_places_fd = s->ps_site_prog == s->ps_hook_prog
 		? bpf_map__fd(s->ps_skel->maps.pc_places) : -1;
 	s->ps_ring = ring_buffer__new(bpf_map__fd(s->ps_skel->maps.pc_ring),
