@@ -158,7 +158,7 @@ struct run_state {
 /* The traced process is gone (a zombie counts: it cannot fire). */
 static int target_gone(struct run_state *rs)
 {
-	struct proc_stat ps;
+	struct proc_stat ps = { 0 };   /* unreadable: not gone */
 
 	if (!rs->rs_target)
 		return 0;       /* -a: until SIGINT/SIGTERM */
