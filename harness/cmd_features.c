@@ -103,6 +103,9 @@ int cmd_features(int argc, char **argv)
 
 		/* 1: the tracer tells sites apart by place (attach.h). */
 		printf("sites_by_place=%d\nsites_by_place_why=%s\n", place, why);
+		/* 1: site programs run with preemption off (K5). */
+		printf("preempt_guard=%d\n", attach_preempt_guard(why, sizeof(why)));
+		printf("preempt_guard_why=%s\n", why);
 	}
 	err = umulti_probe(&c);
 	if (err)

@@ -221,7 +221,9 @@ static int child_status(struct run_state *rs)
 	return EXIT_RUNTIME;
 }
 
-static void summary(struct pc_session *s)
+/* 0, or -1 when events went missing without being counted as drops:
+ * the output is not what happened, and the exit status says so. */
+static int summary(struct pc_session *s)
 {
 	uint64_t hits, drops, delivered;
 
@@ -231,8 +233,14 @@ static void summary(struct pc_session *s)
 	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
 		(unsigned long long)delivered, (unsigned long long)drops,
 		(unsigned long long)hits);
-	if (delivered + drops != hits)
-		pc_err("trace: accounting mismatch: delivered + dropped != hits");
+	if (delivered + drops != hits) {
+		char st[160] = "unreadable";
+
+		session_ring_state(s, st, sizeof(st));
+		pc_err("trace: accounting mismatch: delivered + dropped != hits; ring %s", st);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -335,7 +343,8 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	session_detach(s);
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
-	summary(s);
+	if (summary(s))
+		rc = EXIT_RUNTIME;
 out:
 	follow_stop(fw);
 	if (fw && s && rc != EXIT_OK)

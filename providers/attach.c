@@ -84,15 +84,21 @@ static int helper_loads(int func)
 	return 1;
 }
 
-/* bpf_find_vma in the kernel's own BTF (its callback argument makes a
- * behaviour probe a program of its own; it is only the test path). */
-static int has_find_vma(void)
+/* @name of @kind in the kernel's own BTF (bpf_find_vma: its callback
+ * argument makes a behaviour probe a program of its own; kfuncs: a probe
+ * would need their BTF ids anyway).  About 9 ms a lookup here. */
+static int btf_has(const char *name, int enum_kind)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	int id, found = 0;
 
 	if (!btf)
 		return 0;
+	if (!enum_kind) {
+		found = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
+		btf__free(btf);
+		return found;
+	}
 	id = btf__find_by_name_kind(btf, "bpf_func_id", BTF_KIND_ENUM);
 	if (id > 0) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
@@ -100,10 +106,26 @@ static int has_find_vma(void)
 
 		for (int i = 0; i < btf_vlen(t) && !found; i++)
 			found = !strcmp(btf__name_by_offset(btf, e[i].name_off),
-					"BPF_FUNC_find_vma");
+					name);
 	}
 	btf__free(btf);
 	return found;
+}
+
+int attach_preempt_guard(char *why, size_t len)
+{
+	static int guard = -1;
+	const char *env = getenv("PROBECHECK_PREEMPT_GUARD");
+
+	if (env && !strcmp(env, "0")) {
+		snprintf(why, len, "off (PROBECHECK_PREEMPT_GUARD=0)");
+		return 0;
+	}
+	if (guard < 0)
+		guard = btf_has("bpf_preempt_disable", 0);
+	snprintf(why, len, "%s", guard ? "on: site programs run with bpf_preempt_disable"
+		 : "off: the kernel has no bpf_preempt_disable (Linux 6.10+)");
+	return guard;
 }
 
 int attach_cookie_works(void)
@@ -129,7 +151,7 @@ static enum attach_site_id decide(char *said, size_t len)
 			 : " (PROBECHECK_SITE_ID=cookie: the kernel has none)");
 		return ATTACH_ID_COOKIE;
 	}
-	how = has_find_vma() ? "bpf_find_vma" : "mm->mmap";
+	how = btf_has("BPF_FUNC_find_vma", 1) ? "bpf_find_vma" : "mm->mmap";
 	snprintf(said, len, "by place%s; mappings found with %s",
 		 forced_place ? " (PROBECHECK_SITE_ID=place)"
 		 : ": no bpf_cookie in kprobe programs (Linux 5.15+)", how);

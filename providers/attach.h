@@ -113,6 +113,11 @@ enum attach_site_id attach_site_id(char *why, size_t len);
  * loading one, cached); `features` reports it as bpf_cookie. */
 int attach_cookie_works(void);
 
+/* 1 if the site programs should run with preemption off: the kernel has
+ * bpf_preempt_disable and PROBECHECK_PREEMPT_GUARD is not 0 (the K5
+ * reproduction turns it off).  @why: the decision in words. */
+int attach_preempt_guard(char *why, size_t len);
+
 /* The reason a site could not be opened, in words (EINVAL explained). */
 const char *attach_site_reason(int err, const struct site *st);
 

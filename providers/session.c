@@ -12,7 +12,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -140,6 +143,12 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		goto fail;
 	}
 	s->ps_skel->rodata->pc_filter_pids = !!o->so_filter_pids;
+	{
+		char why[100];
+
+		s->ps_skel->rodata->pc_preempt_guard = attach_preempt_guard(why, sizeof(why));
+		pc_dbg("bpf: preemption guard %s", why);
+	}
 	session_select_progs(s, o->so_progs);
 	err = pc_bpf__load(s->ps_skel);
 	if (err) {
@@ -333,6 +342,44 @@ void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 	*hits = counter_sum(s, PC_CNT_HITS);
 	*drops = counter_sum(s, PC_CNT_DROPS);
 	*delivered = s->ps_delivered;
+}
+
+/*
+ * Where the consumer stands, for a summary whose counts disagree: hits
+ * counted but never delivered are either still in the ring (the record at
+ * the consumer position is BUSY: reserved and never committed, and libbpf
+ * stops there) or never written.  Read through our own read-only mapping
+ * of the map: libbpf 1.1 has no accessor for its positions.
+ */
+int session_ring_state(struct pc_session *s, char *buf, size_t n)
+{
+	int fd = bpf_map__fd(s->ps_skel->maps.pc_ring);
+	size_t pg = sysconf(_SC_PAGESIZE), size = bpf_map__max_entries(s->ps_skel->maps.pc_ring);
+	unsigned long *cons, *prod;
+	uint32_t hdr;
+	void *c, *p;
+
+	c = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
+	if (c == MAP_FAILED)
+		return -errno;
+	p = mmap(NULL, pg + size, PROT_READ, MAP_SHARED, fd, pg);
+	if (p == MAP_FAILED) {
+		int e = -errno;
+
+		munmap(c, pg);
+		return e;
+	}
+	cons = c;
+	prod = p;
+	hdr = *(volatile uint32_t *)((char *)p + pg + (*cons & (size - 1)));
+	snprintf(buf, n, "consumer at %lu, producer at %lu, record there: %s%slen %u",
+		 *cons, *prod, *cons == *prod ? "none (empty) " : "",
+		 hdr & BPF_RINGBUF_BUSY_BIT ? "BUSY " :
+		 hdr & BPF_RINGBUF_DISCARD_BIT ? "discarded " : "",
+		 hdr & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT));
+	munmap(p, pg + size);
+	munmap(c, pg);
+	return 0;
 }
 
 void session_close(struct pc_session *s)

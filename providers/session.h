@@ -77,6 +77,7 @@ int  session_drain(struct pc_session *s);
  * happen, so a drain then delivers everything and the counts are final.
  */
 void session_detach(struct pc_session *s);
+int session_ring_state(struct pc_session *s, char *buf, size_t n);
 void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 		    uint64_t *delivered);
 /* One pc_counters entry (enum pc_counter), summed over CPUs. */

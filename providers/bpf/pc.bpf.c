@@ -25,6 +25,31 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set before load: when non-zero only tgids in pc_pids produce events. */
 const volatile __u32 pc_filter_pids = 0;
 
+/*
+ * Set before load when the kernel has bpf_preempt_disable (6.10+): the
+ * site programs then run with preemption off.  Uprobe programs run
+ * preemptible (migrate_disable only, no bpf_prog_active), and on a kernel
+ * that preempts kernel code (PREEMPT_LAZY, the only model left on x86 in
+ * 7.x) a second hit on the same CPU ran while the first was stopped
+ * mid-program: on Debian's 7.2 that lost and mixed up records, a record
+ * left BUSY for good (K5 in ci/kernel-issues).  Weak externs: an older
+ * kernel leaves them unresolved, and the verifier removes the calls
+ * behind this frozen flag before it would refuse them.
+ */
+const volatile __u32 pc_preempt_guard = 0;
+extern void bpf_preempt_disable(void) __ksym __weak;
+extern void bpf_preempt_enable(void) __ksym __weak;
+
+#define GUARDED(body) ({					\
+	int __r;						\
+	if (pc_preempt_guard)					\
+		bpf_preempt_disable();				\
+	__r = (body);						\
+	if (pc_preempt_guard)					\
+		bpf_preempt_enable();				\
+	__r;							\
+})
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, PC_MAX_SPECS);
@@ -56,7 +81,7 @@ static __always_inline void count(__u32 which)
 	__u64 *c = bpf_map_lookup_elem(&pc_counters, &which);
 
 	if (c)
-		*c += 1;
+		__sync_fetch_and_add(c, 1);   /* two hits may share a CPU (K5) */
 }
 
 static __always_inline __u64 extend(__u64 v, const struct pc_arg *a)
@@ -223,7 +248,7 @@ static __always_inline int handle(struct pt_regs *ctx)
 SEC("uprobe")
 int pc_usdt(struct pt_regs *ctx)
 {
-	return handle(ctx);
+	return GUARDED(handle(ctx));
 }
 
 /*
@@ -236,7 +261,7 @@ int pc_usdt(struct pt_regs *ctx)
 SEC("uprobe")
 int pc_usdt_multi(struct pt_regs *ctx)
 {
-	return handle(ctx);
+	return GUARDED(handle(ctx));
 }
 
 /*
@@ -425,8 +450,7 @@ static __always_inline int by_place(struct pt_regs *ctx,
 	return handle_id(ctx, *id);
 }
 
-SEC("uprobe")
-int pc_place_list(struct pt_regs *ctx)
+static __always_inline int place_list(struct pt_regs *ctx)
 {
 	struct task_struct *t = (void *)bpf_get_current_task();
 	struct mm_struct___list *mm = (void *)BPF_CORE_READ(t, mm);
@@ -463,10 +487,21 @@ static long find_cb(struct task_struct *t, struct vm_area_struct *v,
 }
 
 SEC("uprobe")
-int pc_place_findvma(struct pt_regs *ctx)
+int pc_place_list(struct pt_regs *ctx)
+{
+	return GUARDED(place_list(ctx));
+}
+
+static __always_inline int place_findvma(struct pt_regs *ctx)
 {
 	struct find_ctx fc = { .ip = PT_REGS_IP(ctx) };
 
 	bpf_find_vma(bpf_get_current_task_btf(), fc.ip, find_cb, &fc, 0);
 	return by_place(ctx, &fc.pl);
+}
+
+SEC("uprobe")
+int pc_place_findvma(struct pt_regs *ctx)
+{
+	return GUARDED(place_findvma(ctx));
 }

@@ -73,6 +73,8 @@ pc_caps_probe() {
 	_pc_cap_feature "$f" bpf_cookie bpf_cookie "$feat"
 	_pc_cap_feature "$f" uprobe_multi uprobe_multi "$feat"
 	_pc_cap_feature "$f" uprobe_multi_pid uprobe_multi_pid "$feat"
+	# Site programs run with preemption off (bpf_preempt_disable, 6.10).
+	_pc_cap_feature "$f" preempt_guard preempt_guard "$feat"
 	# x86 (harness/features_x86.c): the uretprobe (6.11) and uprobe
 	# (6.18) syscalls, and nop5 sites rewritten into CALLs (6.18).
 	_pc_cap_feature "$f" uretprobe_syscall uretprobe_syscall "$feat"
