@@ -27,7 +27,7 @@ const volatile __u32 pc_filter_pids = 0;
 
 /*
  * Set before load when the kernel has bpf_preempt_disable (6.10+): the
- * site programs then run with preemption off.  Uprobe programs run
+ * site and linker-hook programs then run with preemption off.  Uprobe programs run
  * preemptible (migrate_disable only, no bpf_prog_active), and on a kernel
  * that preempts kernel code (PREEMPT_LAZY, the only model left on x86 in
  * 7.x) a second hit on the same CPU ran while the first was stopped
@@ -380,14 +380,14 @@ static __always_inline int dlhook(struct pt_regs *ctx)
 SEC("uprobe")
 int pc_dlhook(struct pt_regs *ctx)
 {
-	return dlhook(ctx);
+	return GUARDED(dlhook(ctx));
 }
 
 /* The same, for a session whose attach mode is uprobe_multi (attach.h). */
 SEC("uprobe")
 int pc_dlhook_multi(struct pt_regs *ctx)
 {
-	return dlhook(ctx);
+	return GUARDED(dlhook(ctx));
 }
 
 /*
