@@ -147,7 +147,8 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		char why[100];
 
 		s->ps_skel->rodata->pc_preempt_guard = attach_preempt_guard(why, sizeof(why));
-		pc_dbg("bpf: preemption guard %s", why);
+		pc_dbg("bpf: preemption guard %s (pc_preempt_guard=%u)", why,
+		       s->ps_skel->rodata->pc_preempt_guard);
 	}
 	session_select_progs(s, o->so_progs);
 	err = pc_bpf__load(s->ps_skel);
@@ -371,12 +372,16 @@ int session_ring_state(struct pc_session *s, char *buf, size_t n)
 	}
 	cons = c;
 	prod = p;
-	hdr = *(volatile uint32_t *)((char *)p + pg + (*cons & (size - 1)));
-	snprintf(buf, n, "consumer at %lu, producer at %lu, record there: %s%slen %u",
-		 *cons, *prod, *cons == *prod ? "none (empty) " : "",
-		 hdr & BPF_RINGBUF_BUSY_BIT ? "BUSY " :
-		 hdr & BPF_RINGBUF_DISCARD_BIT ? "discarded " : "",
-		 hdr & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT));
+	if (*cons == *prod) {
+		snprintf(buf, n, "empty: consumer and producer at %lu", *cons);
+	} else {
+		hdr = *(volatile uint32_t *)((char *)p + pg + (*cons & (size - 1)));
+		snprintf(buf, n, "consumer at %lu, producer at %lu, record there: %slen %u",
+			 *cons, *prod,
+			 hdr & BPF_RINGBUF_BUSY_BIT ? "BUSY " :
+			 hdr & BPF_RINGBUF_DISCARD_BIT ? "discarded " : "",
+			 hdr & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT));
+	}
 	munmap(p, pg + size);
 	munmap(c, pg);
 	return 0;

@@ -90,6 +90,49 @@ tap_greps() {
 	# checked before it.
 	run -2 "$PROBECHECK_ROOT/harness/matrix" -s core -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
 	assert_output --partial "kernel 'no-such-kernel'"
+	# Not empty (which would mean every suite) and not the harness's own.
+	run -0 bash -c "sed 's/#.*//' '$PROBECHECK_ROOT/ci/matrix-core' | xargs"
+	assert_output --regexp '(^| )preempt( |$)'
+	refute_output --regexp '(^| )(harness|report|matrix|structure)( |$)'
 	run -2 "$PROBECHECK_ROOT/harness/matrix" -s arguments,no-such-suite -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
 	assert_output --partial "suite 'no-such-suite': no suites/no-such-suite.bats"
+}
+
+# guard_spills OBJ: every guarded program (pc.bpf.c: GUARDED) whose stack
+# is written before its first call (bpf_preempt_disable): a spill there
+# is outside the guard, where a preempting hit could overwrite it (K5).
+guard_spills() {
+	llvm-objdump -d --no-show-raw-insn "$1" | awk '
+		/^[0-9a-f]+ <[A-Za-z_0-9]+>:$/ {
+			name = $2; gsub(/[<>:]/, "", name)
+			watch = name ~ /^(pc_usdt|pc_usdt_multi|pc_place_list|pc_place_findvma)$/
+			seen[name] = watch; next
+		}
+		watch && /call/ { watch = 0 }
+		watch && /\*\([^)]*\)\(r10 [-+] *[0-9]+\) =/ { print name ": " $0; watch = 0 }
+		END { for (n in seen) if (!seen[n] && n ~ /^(pc_usdt|pc_place_list)$/) print n ": not found" }'
+}
+
+@test "BPF object: the guarded programs write nothing to their stack before bpf_preempt_disable" {
+	requires cmd:llvm-objdump
+	local obj=$PROBECHECK_BUILD/bpf/pc.bpf.o
+	[[ -s $obj ]] || fail "no BPF object '$obj' (make first)"
+	run -0 guard_spills "$obj"
+	assert_output ''
+	# The same check on a program that spills first (what pc.bpf.c's
+	# inlined bodies compiled to): seen.
+	cat >"$BATS_TEST_TMPDIR/s.bpf.c" <<-'C'
+	struct pt_regs;
+	extern int f(struct pt_regs *, int) __attribute__((section(".ksyms"), weak));
+	__attribute__((section("uprobe"), used)) int pc_usdt(struct pt_regs *ctx)
+	{
+		volatile long x = (long)ctx;
+		f(ctx, 1);
+		return (int)x;
+	}
+	C
+	clang -O2 -target bpf -c "$BATS_TEST_TMPDIR/s.bpf.c" -o "$BATS_TEST_TMPDIR/s.o" ||
+		fail "cannot compile the planted program"
+	run -0 guard_spills "$BATS_TEST_TMPDIR/s.o"
+	assert_output --partial 'pc_usdt: '
 }
