@@ -84,45 +84,53 @@ static int helper_loads(int func)
 	return 1;
 }
 
-/* @name of @kind in the kernel's own BTF (bpf_find_vma: its callback
- * argument makes a behaviour probe a program of its own; kfuncs: a probe
- * would need their BTF ids anyway).  About 9 ms a lookup here. */
-static int btf_has(const char *name, int enum_kind)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	int id, found = 0;
+/*
+ * What the tracer reads from the kernel's own BTF, in one pass (about 9 ms
+ * here, so once per process and only when asked): the bpf_find_vma helper
+ * (its callback argument would make a behaviour probe a program of its
+ * own) and the bpf_preempt_disable kfunc (a probe would need its BTF id
+ * anyway).
+ */
+static struct {
+	int read, find_vma, preempt_disable;
+} kbtf;
 
+static void kbtf_read(void)
+{
+	struct btf *btf;
+	int id;
+
+	if (kbtf.read)
+		return;
+	kbtf.read = 1;
+	btf = btf__load_vmlinux_btf();
 	if (!btf)
-		return 0;
-	if (!enum_kind) {
-		found = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) > 0;
-		btf__free(btf);
-		return found;
-	}
+		return;
+	kbtf.preempt_disable = btf__find_by_name_kind(btf, "bpf_preempt_disable",
+						      BTF_KIND_FUNC) > 0;
 	id = btf__find_by_name_kind(btf, "bpf_func_id", BTF_KIND_ENUM);
 	if (id > 0) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
 		const struct btf_enum *e = btf_enum(t);
 
-		for (int i = 0; i < btf_vlen(t) && !found; i++)
-			found = !strcmp(btf__name_by_offset(btf, e[i].name_off),
-					name);
+		for (int i = 0; i < btf_vlen(t) && !kbtf.find_vma; i++)
+			kbtf.find_vma = !strcmp(btf__name_by_offset(btf, e[i].name_off),
+						"BPF_FUNC_find_vma");
 	}
 	btf__free(btf);
-	return found;
 }
 
 int attach_preempt_guard(char *why, size_t len)
 {
-	static int guard = -1;
 	const char *env = getenv("PROBECHECK_PREEMPT_GUARD");
+	int guard;
 
 	if (env && !strcmp(env, "0")) {
 		snprintf(why, len, "off (PROBECHECK_PREEMPT_GUARD=0)");
 		return 0;
 	}
-	if (guard < 0)
-		guard = btf_has("bpf_preempt_disable", 0);
+	kbtf_read();
+	guard = kbtf.preempt_disable;
 	snprintf(why, len, "%s", guard ? "on: site programs run with bpf_preempt_disable"
 		 : "off: the kernel has no bpf_preempt_disable (Linux 6.10+)");
 	return guard;
@@ -151,7 +159,8 @@ static enum attach_site_id decide(char *said, size_t len)
 			 : " (PROBECHECK_SITE_ID=cookie: the kernel has none)");
 		return ATTACH_ID_COOKIE;
 	}
-	how = btf_has("BPF_FUNC_find_vma", 1) ? "bpf_find_vma" : "mm->mmap";
+	kbtf_read();
+	how = kbtf.find_vma ? "bpf_find_vma" : "mm->mmap";
 	snprintf(said, len, "by place%s; mappings found with %s",
 		 forced_place ? " (PROBECHECK_SITE_ID=place)"
 		 : ": no bpf_cookie in kprobe programs (Linux 5.15+)", how);
