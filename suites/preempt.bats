@@ -17,7 +17,11 @@ load helpers/common
 PC_REQUIRES=(root bpf uprobe_pmu)
 
 FXV=${PC_PREEMPT_VARIANT:-gcc_O2_pie}
-BURST='threads:8 [ barrier fire:fx:a3:50 ] fire:fx:a3:1'
+# 8 threads x 200 hits: on Debian's 7.2 a burst of 8 x 50 came out exact
+# in 2 of 5 unguarded runs; four times the hits make a clean burst there
+# rare enough that one test run decides (K5 reproduced or not).
+PER=200 N=$((8 * PER + 1))
+BURST="threads:8 [ barrier fire:fx:a3:$PER ] fire:fx:a3:1"
 
 # burst N GUARD: one traced burst into $BATS_TEST_TMPDIR/{o,t,e}.N; prints
 # nothing when exact, "TRACER: ..." when the tracer itself misbehaved (the
@@ -36,7 +40,7 @@ burst() {
 		return
 	}
 	cmp=$("$PC_TOOLS/oraclecmp" "$o" "$t" 2>&1 | tail -n 1)
-	if [[ $cmp == "oraclecmp: 401 events match" ]] && grep -q 'summary: delivered=401 dropped=0 hits=401' "$e"; then
+	if [[ $cmp == "oraclecmp: $N events match" ]] && grep -q "summary: delivered=$N dropped=0 hits=$N" "$e"; then
 		((st == 0)) || echo "TRACER: run $n exact, but exit $st"
 		return
 	fi
@@ -50,7 +54,7 @@ burst() {
 # mixed LINE: nothing lost, only events mixed up (as many missing as
 # unexpected, every hit delivered).
 mixed() {
-	[[ $1 == *"summary: delivered=401 dropped=0 hits=401 "* &&
+	[[ $1 == *"summary: delivered=$N dropped=0 hits=$N "* &&
 		$1 =~ ([0-9]+)\ missing,\ ([0-9]+)\ unexpected && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]
 }
 
