@@ -62,7 +62,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
-.PHONY: all check check-unit check-suites coverage valgrind soak flake matrix clean help fixtures
+.PHONY: all check check-unit check-suites coverage valgrind soak flake matrix conformance clean help fixtures
 
 # ---- sources: no hand-kept lists; every file present takes part -----------
 PROV_SRCS  := $(wildcard providers/*.c)
@@ -128,6 +128,8 @@ $(O)/tools/%.skel.h: $(O)/tools/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
 $(O)/tools/pc-clobber: $(O)/tools/clobber.skel.h
+$(O)/tools/pc-libbpf-usdt: $(O)/tools/libbpf_usdt.skel.h
+$(O)/tools/libbpf_usdt.bpf.o: CLANG += -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 
 $(O)/tools/%: harness/tools/%.c $(PROV_OBJS) | $(O)/tools
 	$(call msg,CC,$@)
@@ -178,7 +180,7 @@ check: all
 .PHONY: results
 results:
 	$(Q)if ./harness/report results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0) \
-		$(wildcard $(O)/matrix*) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md; then \
+		$(wildcard $(O)/matrix*) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md; then \
 		echo "probecheck: RESULTS.md updated"; \
 	else \
 		rm -f RESULTS.md.tmp; echo "probecheck: RESULTS.md NOT updated (see above)"; exit 1; \
@@ -218,9 +220,23 @@ matrix: all
 	if [ ! -f $$r/suites.tsv ]; then \
 		echo "probecheck: RESULTS.md not rewritten: no host results (make check, or a matrix with host)"; \
 	elif [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
-		./harness/report results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
+		./harness/report results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
 		echo "probecheck: RESULTS.md updated"; \
 	fi; \
+	exit $$st
+
+# The tracing-behaviour suites (ci/conformance-suites) against each tracer
+# of TRACERS through its adapter (harness/tracers/NAME), or PC_TRACER for
+# one; then RESULTS.md with the Tracers section when make check's results
+# are there.  Exit 0 when every tracer ran and probecheck passed all it
+# claims: other tracers' failures are the results.
+TRACERS ?= $(or $(PC_TRACER),probecheck bpftrace bcc perf libbpf)
+CONFORMANCE_DIR ?= $(O)/conformance
+.PHONY: conformance
+conformance: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/conformance $(CONFORMANCE_DIR) $(TRACERS); st=$$?; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ]; then $(MAKE) --no-print-directory results || st=1; \
+	else echo "probecheck: RESULTS.md not rewritten (no make check results): see $(CONFORMANCE_DIR)/tracers.md"; fi; \
 	exit $$st
 
 # Fault injection: SOAK_N iterations per attach mode (make check runs a
@@ -255,6 +271,7 @@ help:
 	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/; into RESULTS.md'
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
+	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
 	@echo '  flake        the suites FLAKE_N (20) times; lists every test whose outcome changed'
 	@echo '  bisect-selftest  bisect-kernels and bisect-git find planted regressions'

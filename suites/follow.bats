@@ -90,6 +90,7 @@ exited() {
 }
 
 @test "-p: a forked child runs into the inherited breakpoints unharmed and gives no events; the parent's are exact" {
+	requires tracer:semaphores tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json child
 	fx=$(fx_bin "$FXV")
 	start_fx pid "$fx" "$o" fire:fx:a1:1 \
@@ -116,6 +117,7 @@ exited() {
 }
 
 @test "-p: a vfork child's hits land on the parent's breakpoints in the parent's mm and give no events" {
+	requires tracer:usdt tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json child
 	fx=$(fx_bin vfork)
 	start_fx pid "$fx" "$o" fire:2 vfork:3 fire:1
@@ -133,6 +135,7 @@ exited() {
 }
 
 @test "--follow -c: children and grandchildren of fork, exact, each under its own pid" {
+	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private follow)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ fire:fx:a1:2 fork [ fire:fx:a2:3 ] fire:fx:a2:1 ] fire:fx:a2:1" \
@@ -144,6 +147,7 @@ exited() {
 }
 
 @test "--follow -p: a vfork child is followed: its hits in the parent's mm are events under its own pid" {
+	requires tracer:follow tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private vfork "$(fx_bin vfork)")
 	start_fx pid "$fx" "$o" fire:1 vfork:3 fire:1 vfork:1
@@ -158,6 +162,7 @@ exited() {
 }
 
 @test "--follow: 8 threads firing at once, every event exact" {
+	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private threads)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o threads:8 [ barrier fire:fx:a3:50 ] fire:fx:a3:1" \
@@ -170,6 +175,7 @@ exited() {
 }
 
 @test "--follow: exec of the same binary keeps tracing (uprobes are per inode)" {
+	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private same)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec [ fire:fx:a1:2 ] ] exec [ fire:fx:a1:3 ]" \
@@ -180,6 +186,7 @@ exited() {
 }
 
 @test "--follow: exec of another binary named by an explicit PATH is traced from its first instruction" {
+	requires tracer:follow tracer:cmd
 	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private one)
 	fx2=$(private two "$(fx_bin "$FXV2")")
@@ -191,6 +198,7 @@ exited() {
 }
 
 @test "--follow with PATH '*': each new image is searched and attached at exec, before it runs" {
+	requires tracer:follow tracer:star tracer:cmd
 	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private one)
 	fx2=$(private two "$(fx_bin "$FXV2")")
@@ -206,6 +214,7 @@ exited() {
 }
 
 @test "--follow with PATH '*': exec into a static executable (no dynamic linker) is attached at the exec barrier: its first hit is traced" {
+	requires tracer:follow tracer:star tracer:cmd
 	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private one)
 	fxs=$(private static "$(fx_bin static)")
@@ -219,6 +228,7 @@ exited() {
 }
 
 @test "--follow -p with PATH '*': a process and its child, both started before the tracer, exec another binary" {
+	requires tracer:follow tracer:star tracer:pid
 	local fx fx2 pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local cready=$BATS_TEST_TMPDIR/child.ready cgo child
 	fx=$(private one)
@@ -243,6 +253,7 @@ exited() {
 }
 
 @test "--follow: a process that exits leaves the set: 5000 short-lived children in turn, all followed (the set holds 4096)" {
+	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private many)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o loop:5000 [ fork [ fire:fx:a0:1 ] ]" \
@@ -254,6 +265,7 @@ exited() {
 }
 
 @test "--follow -c: tracing ends when the command exits; a descendant still running goes on untraced and unharmed" {
+	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local started=$BATS_TEST_TMPDIR/started done=$BATS_TEST_TMPDIR/done go sh_go
 	fx=$(private orphan)
@@ -277,6 +289,7 @@ exited() {
 }
 
 @test "--follow: a process stopped at a barrier when the tracer is interrupted is continued" {
+	requires tracer:follow tracer:star tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib
 	fx=$(private stopped)
 	lib=$(private lib.so "$(fx_lib "$FXV")")
@@ -298,6 +311,7 @@ exited() {
 }
 
 @test "-a: every process mapping the object, including ones started after the tracer, until SIGINT" {
+	requires tracer:semaphores tracer:all
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private all)
 	pc_trace_bg "$t" --json -a "usdt:$fx:fx:a2" "usdt:$fx:fx:sem_a"
@@ -314,6 +328,7 @@ exited() {
 }
 
 @test "no -c, -p or -a means system-wide, as -a: a process started after the tracer is traced" {
+	pc_probecheck_only "its command-line default"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private all)
 	pc_trace_bg "$t" --json "usdt:$fx:fx:a2"
@@ -325,6 +340,7 @@ exited() {
 }
 
 @test "-a ends on SIGTERM; -a takes no '*', no --follow, no -c/-p" {
+	pc_probecheck_only "its command-line checks"
 	local fx t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private all)
 	pc_trace_bg "$t" -a "usdt:$fx:fx:a2"

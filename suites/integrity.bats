@@ -41,6 +41,7 @@ run_fx() {
 }
 
 @test "the integrity oracle reports a planted corruption of each kind: %rbx, %xmm7, flags, red zone, frame, result" {
+	pc_probecheck_only "a self-check of the fixture's corruption oracle"
 	local fx o t k out
 	fx=$(fx_bin "$FXV")
 	t=$BATS_TEST_TMPDIR/empty.json
@@ -88,14 +89,17 @@ never_optimized() {
 }
 
 @test "perf: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	never_optimized perf
 }
 
 @test "tracefs: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	never_optimized tracefs
 }
 
 @test "multi: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	never_optimized multi
 }
 
@@ -117,14 +121,17 @@ nop5_sites() {
 }
 
 @test "perf: nop5 sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop5_sites perf
 }
 
 @test "tracefs: nop5 sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop5_sites tracefs
 }
 
 @test "multi: nop5 sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop5_sites multi
 }
 
@@ -149,14 +156,17 @@ rz_operands() {
 }
 
 @test "perf: red-zone operands at a nop5 site are read exactly" {
+	requires tracer:usdt tracer:usdt_args tracer:cmd
 	rz_operands perf
 }
 
 @test "tracefs: red-zone operands at a nop5 site are read exactly" {
+	requires tracer:usdt tracer:usdt_args tracer:cmd
 	rz_operands tracefs
 }
 
 @test "multi: red-zone operands at a nop5 site are read exactly" {
+	requires tracer:usdt tracer:usdt_args tracer:cmd
 	rz_operands multi
 }
 
@@ -174,18 +184,22 @@ entry5() {
 }
 
 @test "perf: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	entry5 perf
 }
 
 @test "tracefs: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	entry5 tracefs
 }
 
 @test "multi: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	entry5 multi
 }
 
 @test "a tracer attaching at the nop5 of nop;nop5, as libbpf 1.7 does, leaves the program unharmed" {
+	requires tracer:func_offset tracer:cmd
 	local fx off
 	local o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json x=$BATS_TEST_TMPDIR/x.json
 	fx=$(fx_bin "$FXV")
@@ -232,6 +246,7 @@ result_variant() {
 }
 
 @test "a compiled leaf function's own result across a nop5 probe is unharmed, in every variant" {
+	pc_probecheck_only "runs the tracer binary itself with --ready"
 	local v line failed='' notcall=''
 	local -a corrupt=()
 	while read -r v; do
@@ -250,6 +265,7 @@ result_variant() {
 }
 
 @test "pid entry and return probes on compiler-made nop5 entries (gcc -pg -mfentry -mnop-mcount): exact, the entry's state recorded" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json d=$BATS_TEST_TMPDIR fx f pid addr file
 	fx=$PC_FIXTURES/fx_pidfn_O2_nopie_nop5
@@ -270,6 +286,7 @@ result_variant() {
 }
 
 @test "a tracer that changes the program's state at the site (a BPF program writing %rbx or -48(%rsp)) is caught, and is not the kernel's signature" {
+	pc_probecheck_only "a self-check with a planted clobbering tracer"
 	local d=$BATS_TEST_TMPDIR fx pid f off cp st=0 what
 	local o=$BATS_TEST_TMPDIR/o.json e=$BATS_TEST_TMPDIR/empty.json
 	fx=$(fx_bin "$FXV")
@@ -317,13 +334,16 @@ nop10_sites() {
 }
 
 @test "perf: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop10_sites perf
 }
 
 @test "tracefs: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop10_sites tracefs
 }
 
 @test "multi: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop10_sites multi
 }

@@ -41,6 +41,7 @@ R() {
 }
 
 @test "untraced: every is-enabled probe reads 0 and fires nothing, nothing is computed" {
+	pc_probecheck_only "checks the fixture alone: no tracer is involved"
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json o2=$BATS_TEST_TMPDIR/oracle2.json
 	run -0 "$FX" --oracle "$o" fire:fx:sem_a:3 fire:fx:sem_b:3 fire:fx:sem_2site:4 \
@@ -58,6 +59,7 @@ R() {
 }
 
 @test "traced (-c): every check reads non-zero, every is-enabled probe fires, events equal the oracle" {
+	requires tracer:semaphores tracer:cmd
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json t=$BATS_TEST_TMPDIR/trace.json n
 	run -0 --separate-stderr pc trace --json -c \
@@ -76,6 +78,7 @@ R() {
 }
 
 @test "traced (-c, --str): an is-enabled probe with a string argument fires with its string" {
+	requires tracer:semaphores tracer:strings tracer:cmd
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json t=$BATS_TEST_TMPDIR/trace.json
 	run -0 --separate-stderr pc trace --json --str 0 -c \
@@ -87,6 +90,7 @@ R() {
 }
 
 @test "fires exactly while traced (-p): nothing before the attach, every check while attached, nothing after the detach" {
+	requires tracer:semaphores tracer:pid
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json F1 F2 pid
 	F1=$(pc_fifo f1)
@@ -111,6 +115,7 @@ R() {
 }
 
 @test "the arguments of an is-enabled probe are computed only while it is enabled" {
+	requires tracer:semaphores tracer:strings tracer:pid
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json F1 F2 pid
 	F1=$(pc_fifo f1)
@@ -133,6 +138,7 @@ R() {
 }
 
 @test "every build variant: is-enabled probes fire only when traced, as the oracle says" {
+	requires tracer:semaphores tracer:cmd
 	local v o t n=0 bad=()
 	while IFS= read -r v; do
 		n=$((n + 1))

@@ -86,6 +86,7 @@ assert_moved() {
 }
 
 @test "-p: a library named by PATH before it is loaded: events from dlopen on, semaphore set then; dlclose, B at its place, A again elsewhere: exact, no stale events" {
+	requires tracer:usdt_lib tracer:semaphores tracer:pid
 	local a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(fx_lib "$FXV")
 	b=$(fx_lib "$FXV2")
@@ -113,6 +114,7 @@ assert_moved() {
 }
 
 @test "-a: a library named by PATH, in a process started after the tracer, from its dlopen on" {
+	requires tracer:usdt_lib tracer:semaphores tracer:all
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
 	a=$(private libfx_all.so "$(fx_lib "$FXV")")
@@ -127,6 +129,7 @@ assert_moved() {
 }
 
 @test "--follow: a library named by PATH, dlopen'd by the process and by its forked child" {
+	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:cmd
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
 	a=$(private libfx_follow.so "$(fx_lib "$FXV")")
@@ -139,6 +142,7 @@ assert_moved() {
 }
 
 @test "-p with PATH '*': each library variant dlopen'd after attach is attached before dlopen returns: its first hit is traced" {
+	pc_probecheck_only "its -v attach report"
 	local pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib n=1
 	local -a steps=()
 	for lib in "$PC_FIXTURES"/libfx_*_O?.so; do
@@ -163,6 +167,7 @@ assert_moved() {
 }
 
 @test "--follow with PATH '*': dlopen:A dlclose:A dlopen:B dlopen:A: events resume with exact args at the new base, semaphores set again" {
+	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:star tracer:pid
 	local a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(private libfx_a.so "$(fx_lib "$FXV")")
 	b=$(private libfx_b.so "$(fx_lib "$FXV2")")
@@ -182,6 +187,7 @@ assert_moved() {
 }
 
 @test "--follow with PATH '*': a forked child's dlopen stops it at the barrier like its parent's" {
+	requires tracer:usdt_lib tracer:follow tracer:star tracer:cmd
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
 	a=$(private libfx_child.so "$(fx_lib "$FXV")")
@@ -193,6 +199,7 @@ assert_moved() {
 }
 
 @test "--follow: a library named both by PATH and by '*' gives each event once" {
+	requires tracer:usdt_lib tracer:follow tracer:star tracer:cmd
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
 	a=$(private libfx_both.so "$(fx_lib "$FXV")")

@@ -83,6 +83,7 @@ symsize() {
 }
 
 @test "pid entry: 8 arguments (6 registers, 2 stack slots) and the return value, exact in O0/O2 x pie/nopie" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t
 	for v in "${PF_VARIANTS[@]}"; do
@@ -100,6 +101,7 @@ symsize() {
 }
 
 @test "pid entry --args 10: arguments 6-9 from 8..32(%rsp); a negative return prints as unsigned 64-bit" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t r
 	for v in O0_nopie O2_pie; do
@@ -121,6 +123,7 @@ symsize() {
 }
 
 @test "pid return: -1 prints as 18446744073709551615 (the raw %rax, unsigned)" {
+	requires tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_nopie)
@@ -136,6 +139,7 @@ symsize() {
 }
 
 @test "--args: default 6 prints the first six of eight; 0 prints none; 13, -1 and x exit 2" {
+	pc_probecheck_only "its --args checks"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json bad
 	bin=$(pfbin O2_pie)
 	pid_trace "$t" -c "$bin --oracle $o add8:2" "pid:$bin:pf_add8:entry"
@@ -157,6 +161,7 @@ symsize() {
 }
 
 @test "pid: a function in a shared library, by its path (-c) and by PATH '*' (-p), site bytes restored" {
+	requires tracer:func_entry tracer:func_return tracer:cmd tracer:pid tracer:star
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local ready=$BATS_TEST_TMPDIR/ready fifo pid addr
@@ -184,6 +189,7 @@ symsize() {
 }
 
 @test "pid aliases: a glob over three names at one address is one site (alphabetically first name); two named aliases are two sites" {
+	pc_probecheck_only "its naming of aliases"
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
@@ -205,6 +211,7 @@ symsize() {
 }
 
 @test "pid glob: pf_g_* matches exactly three functions; a function matched twice is attached once" {
+	requires tracer:func_entry tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O0_pie)
@@ -221,6 +228,7 @@ symsize() {
 }
 
 @test "pid offset: FUNCTION:0xOFF at the second instruction fires once per call with no arguments; 0x0 fires with entry" {
+	requires tracer:func_offset tracer:func_entry tracer:cmd
 	requires bpf_cookie    # FUNC:0x0 and FUNC:entry: two sites at one place
 	local v bin off o t
 	for v in O0_nopie O2_pie; do
@@ -246,6 +254,7 @@ symsize() {
 }
 
 @test "pid offset beyond the function (= its st_size) exits 2 naming function, offset and size; a bad offset exits 2" {
+	pc_probecheck_only "its command-line errors"
 	local bin t=$BATS_TEST_TMPDIR/t.json size bad
 	bin=$(pfbin O2_pie)
 	size=$(symsize "$bin" pf_add8)
@@ -261,6 +270,7 @@ symsize() {
 }
 
 @test "pid: unknown function, PATH '*' without -p, a missing file: exit 2" {
+	pc_probecheck_only "its command-line errors"
 	local bin t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
 	pid_trace_fails "$t" 2 "no probe matches" -c "$bin --oracle $t.o add8:1" "pid:$bin:pf_nosuch:entry"
@@ -272,6 +282,7 @@ symsize() {
 }
 
 @test "pid entry and return with the function's own USDT probe: per call exactly entry, usdt, return" {
+	requires tracer:func_entry tracer:func_return tracer:usdt tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t want i
 	for v in O0_pie O2_nopie; do
@@ -291,6 +302,7 @@ symsize() {
 }
 
 @test "pid entry and return on a function called from 8 threads: exact events per thread" {
+	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)

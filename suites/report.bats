@@ -515,3 +515,49 @@ fake_qemu() {
 	run -2 report check "$BATS_TEST_TMPDIR"
 	assert_output --partial "report: check: '$f', line 2"
 }
+
+@test "tracers: the table's cells (pass, FAIL, skip by claim, n/a, skip), counts, claims, and each failure's first difference and reproducer" {
+	local d=$BATS_TEST_TMPDIR/conf
+	mkdir -p "$d/claims" "$d/bt/repro/arguments-2" "$d/probecheck"
+	printf 'probecheck\t0\t10\tprobecheck abc\nbt\t1\t20\tbpftrace v0.17.0\n' >"$d/tracers.tsv"
+	printf 'usdt yes\nfollow yes\n' >"$d/claims/probecheck"
+	printf 'usdt yes\nfollow no no fork following (its docs)\n' >"$d/claims/bt"
+	hsuite "$d/probecheck" arguments <<-'EOF'
+		1..4
+		ok 1 a
+		ok 2 b
+		ok 3 c
+		ok 4 d
+	EOF
+	hsuite "$d/bt" arguments <<-'EOF'
+		1..4
+		ok 1 a
+		not ok 2 b
+		# (in test file suites/arguments.bats, line 9)
+		#   `assert_judged "$o" "$t" 3' failed
+		# oracle and trace differ
+		ok 3 c # skip tracer bt does not claim follow: no fork following (its docs)
+		ok 4 d # skip probecheck only: its command-line errors
+	EOF
+	echo 'expected {"probe":"fx:a12","args":[1]}; got {"probe":"fx:a12","args":[2]}' \
+		>"$d/bt/repro/arguments-2/first-difference.txt"
+	run -0 report tracers --rel build/conformance "$d"
+	assert_line '| probecheck | probecheck abc | 4 | 0 | 0 | 0 | 0 | 0 | 10s |'
+	assert_line '| bt | bpftrace v0.17.0 | 1 | 1 | 1 | 0 | 1 | 0 | 20s |'
+	assert_line '| follow | yes | no |'
+	assert_line '- bt does not claim `follow`: no fork following (its docs)'
+	assert_line '| arguments | b | pass | **FAIL** |'
+	assert_line '| arguments | c | pass | skip (follow) |'
+	assert_line '| arguments | d | pass | n/a |'
+	assert_line '- **bt** · arguments: b  '
+	assert_line '  first difference: expected {"probe":"fx:a12","args":[1]}; got {"probe":"fx:a12","args":[2]}  '
+	assert_line '  reproducer: `build/conformance/bt/repro/arguments-2/`'
+	# Without a reproducer's first difference: the failure's own message.
+	rm -r "$d/bt/repro/arguments-2"
+	run -0 report tracers --rel build/conformance "$d"
+	assert_line '  first difference: oracle and trace differ  '
+	assert_line '  reproducer: (no reproducer written)'
+	# Not a conformance directory: exit 2 naming it.
+	run -2 report tracers "$BATS_TEST_TMPDIR"
+	assert_output --partial "no tracers.tsv"
+}

@@ -94,6 +94,7 @@ start_fixture() {
 }
 
 @test "semaphore: 0 before attach, 1 while traced, 0 after the tracer exits on SIGINT" {
+	requires tracer:semaphores tracer:pid
 	use_fixture "$FX_VARIANT"
 	fifos 2
 	start_fixture sema:fx:sem_a "ready:$(R 0)" \
@@ -120,6 +121,7 @@ start_fixture() {
 }
 
 @test "semaphore returns to 0 after SIGKILL of the tracer; the fixture lives on and sees 0" {
+	requires tracer:semaphores tracer:pid
 	use_fixture "$FX_VARIANT"
 	fifos 2
 	start_fixture "ready:$(R 0)" \
@@ -145,6 +147,7 @@ start_fixture() {
 }
 
 @test "an untraced semaphore probe stays 0 while its neighbour in the same binary is traced" {
+	requires tracer:semaphores tracer:pid
 	use_fixture "$FX_VARIANT"
 	fifos 1
 	start_fixture "ready:$(R 0)" \
@@ -170,6 +173,7 @@ start_fixture() {
 }
 
 @test "two tracers at once: semaphore counts per process, not per tracer (1, not 2); 1 after one detaches, 0 after the other is SIGKILLed" {
+	requires tracer:semaphores tracer:pid
 	use_fixture "$FX_VARIANT"
 	fifos 3
 	start_fixture "ready:$(R 0)" \
@@ -222,6 +226,7 @@ start_fixture() {
 }
 
 @test "library semaphore, library dlopen'ed before attach (-p, usdt:LIBPATH): 0, 1 while traced, 0 after" {
+	requires tracer:semaphores tracer:usdt_lib tracer:pid
 	use_fixture "$FX_VARIANT"
 	fifos 2
 	start_fixture "dlopen:$FXLIB" libsema:fxlib:sem "ready:$(R 0)" \
@@ -245,6 +250,7 @@ start_fixture() {
 }
 
 @test "library semaphore, attach by library path before the dlopen (-c): set when the library is mapped" {
+	requires tracer:semaphores tracer:usdt_lib tracer:cmd
 	use_fixture "$FX_VARIANT"
 	local oracle=$BATS_TEST_TMPDIR/oracle.json
 	run -0 --separate-stderr pc trace --json -c \
@@ -257,6 +263,7 @@ start_fixture() {
 }
 
 @test "every build variant: fx:sem_a reads 0, then 1 while traced with events as the oracle, then 0" {
+	requires tracer:semaphores tracer:pid
 	local v a n=0 bad=()
 	while IFS= read -r v; do
 		n=$((n + 1))
@@ -299,6 +306,7 @@ start_fixture() {
 }
 
 @test "-c: semaphores are set before the command's first instruction, only for the traced probes" {
+	requires tracer:semaphores tracer:cmd
 	use_fixture "$FX_VARIANT"
 	local oracle=$BATS_TEST_TMPDIR/oracle.json
 	# fx:sem_2site: two sites share one semaphore.  The kernel counts once

@@ -46,6 +46,7 @@ has_args() {
 }
 
 @test "--str: a plain string argument prints as the string the probe saw, in the executable and a library" {
+	requires tracer:strings tracer:usdt_lib tracer:cmd
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fxbin)
 	lib=$(fxlib)
@@ -60,6 +61,7 @@ has_args() {
 }
 
 @test "--str: the empty string prints as \"\"" {
+	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fxbin)
 	trace_json "$t" --str 0 -c "$bin --oracle $o fire:fx:str:2:,0" "usdt:$bin:fx:str"
@@ -76,6 +78,7 @@ abc() {
 }
 
 @test "--str: a string longer than 255 bytes prints its first 255 bytes" {
+	requires tracer:strings tracer:cmd
 	local bin=$PC_FIXTURES/fx_longstr o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json n
 	requires "file:$bin"
 	trace_json "$t" --str 0 -c "$bin $o 1 254 255 256 257 300 4096" "usdt:$bin:fxstr:long"
@@ -92,6 +95,7 @@ abc() {
 }
 
 @test "--str: quotes, backslash and control characters are escaped in JSON" {
+	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fxbin)
 	# In the environment, not the command text: a newline would make the
@@ -107,6 +111,7 @@ abc() {
 }
 
 @test "--str: non-ASCII UTF-8 prints as the same characters (raw or \\u-escaped by code point)" {
+	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fxbin)
 	export STR_ARG=$'é€😀x'      # 2-, 3- and 4-byte UTF-8
@@ -122,6 +127,7 @@ abc() {
 }
 
 @test "--str on an argument that is not a pointer prints null there and nothing else changes" {
+	pc_probecheck_only "null for a --str argument that is not a readable pointer"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fxbin)
 	# fx:a2 (i64 -1001, i32 -1002): index 1 is an integer, no address.
@@ -146,6 +152,7 @@ abc() {
 }
 
 @test "--str with a bad value exits 2 naming the option, before anything is attached or run" {
+	pc_probecheck_only "its command-line errors"
 	local bin o=$BATS_TEST_TMPDIR/o.json out=$BATS_TEST_TMPDIR/out bad st why=
 	bin=$(fxbin)
 	# Every value is tried, so one failure does not hide the others.

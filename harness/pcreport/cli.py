@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from . import check, issues as I, kdir as K, kernlog, matrix, merge, overlay, results_md, rundir, runners
+from . import check, issues as I, kdir as K, kernlog, matrix, merge, overlay, results_md, rundir, runners, tracers
 from .errors import ReportError, read_optional, read_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -40,6 +40,9 @@ def cmd_results(a):
     run = rundir.load(a.results, iss)
     mats = []
     for m in a.matrices:
+        if os.path.isfile(os.path.join(m, "tracers.tsv")):
+            mats.append((m, "tracers"))
+            continue
         if not os.path.isfile(os.path.join(m, "kernels.tsv")):
             continue
         try:
@@ -140,6 +143,14 @@ def cmd_check(a):
     return st
 
 
+def cmd_tracers(a):
+    """The Tracers section of a `make conformance` directory."""
+    if not os.path.isfile(os.path.join(a.dir, "tracers.tsv")):
+        raise ReportError(f"'{a.dir}': no tracers.tsv (not a conformance directory)")
+    print("\n".join(tracers.section(a.dir, load_issues(a), a.rel)))
+    return 0
+
+
 def cmd_kernlog(a):
     text = sys.stdin.read() if a.log == "-" else read_text(a.log)
     if a.since is not None:
@@ -208,6 +219,9 @@ def parser():
     s = add("kernlog", cmd_kernlog, "what a kernel log complained about (LOG or - for stdin)")
     s.add_argument("--since", metavar="MARKFILE", help="only lines after the one in MARKFILE (dmesg)")
     s.add_argument("log", metavar="LOG")
+    s = add("tracers", cmd_tracers, "the Tracers section of a conformance directory")
+    s.add_argument("--rel", help="the directory's name as RESULTS.md shows it")
+    s.add_argument("dir", metavar="CONFORMANCE_DIR")
     add("issues", cmd_issues, "the entries of the kernel problem list, one a line")
     return p
 

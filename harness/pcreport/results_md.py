@@ -13,7 +13,7 @@ import re
 import time
 
 from . import findings as F
-from . import kernlog, matrix
+from . import kernlog, matrix, tracers
 from .errors import ReportError, read_optional
 from .md import esc, plural, secs
 
@@ -256,6 +256,8 @@ def write(results, run, wall, issues, matrices, root):
     ReportError that kept it from being read)]: an old or broken matrix
     directory is named with the reason, it does not cost the host's
     results."""
+    conf = [m for m, c in matrices if c == "tracers"]
+    matrices = [(m, c) for m, c in matrices if c != "tracers"]
     good = [(m, c) for m, c in matrices if not isinstance(c, ReportError)]
     out = header(results, run, wall)
     out += findings_section(run, issues, results, [cols for _, cols in good])
@@ -267,4 +269,9 @@ def write(results, run, wall, issues, matrices, root):
             out += ["", "## Kernel matrix", "", f"`{m}` could not be read: {esc(cols)}"]
         else:
             out += [""] + matrix.section(m, cols, root, findings_table=False)
+    for m in conf:
+        try:
+            out += [""] + tracers.section(m, issues, os.path.relpath(os.path.abspath(m), root))
+        except ReportError as e:
+            out += ["", "## Tracers", "", f"`{m}` could not be read: {esc(e)}"]
     return out

@@ -49,12 +49,16 @@ export PROBECHECK_ROOT PROBECHECK_BUILD
 PC_BIN=$PROBECHECK_BUILD/probecheck
 PC_TOOLS=$PROBECHECK_BUILD/tools
 PC_FIXTURES=$PROBECHECK_BUILD/fixtures
+. "$_pc_helpers/tracer.bash"
+. "$_pc_helpers/repro.bash"
 # How long a barrier or a kernel-side effect may take before we call it a
 # hang.  Generous: TCG guests are slow.
 PC_TIMEOUT=${PC_TIMEOUT:-30}
 # Untagged new fixture/probecheck processes count as ours only in CI.
 PC_STRICT_PROCS=${PC_STRICT_PROCS:-${CI:+1}}
 PC_REQUIRES=()
+# What pc runs its command under (pc_bounded: a watchdog).
+PC_WRAP=()
 
 # _pc_deadline SECONDS: a deadline in microseconds; _pc_before D: not yet.
 # Loops count time, not iterations: a busy machine must not stretch them.
@@ -101,6 +105,8 @@ _pc_log_file() {
 #   root uprobe_pmu ref_ctr btf tracefs bpf uprobe_multi   (probed once)
 #   cmd:NAME                                  NAME is on PATH
 #   file:PATH                                 PATH exists (e.g. a fixture)
+#   tracer:CLAIM                              the tracer under test claims it
+#                                             (helpers/tracer.bash)
 requires() {
 	local cap caps v why line
 	caps=$(pc_caps_file) || { fail "requires: cannot read the capability file"; return 1; }
@@ -112,6 +118,9 @@ requires() {
 			continue ;;
 		file:*)
 			[[ -e ${cap#file:} ]] || skip "requires $cap: '${cap#file:}' missing"
+			continue ;;
+		tracer:*)
+			_pc_requires_tracer "${cap#tracer:}" || return 1
 			continue ;;
 		esac
 		v='' why=''
@@ -144,9 +153,10 @@ pc() {
 	n=$(wc -l <"$PC_T/calls")
 	out=$BATS_TEST_TMPDIR/pc.$n.out
 	err=$BATS_TEST_TMPDIR/pc.$n.err
-	pc_log "pc[$n]: probecheck $(printf '%q ' "$@")"
 	st=0
-	"$PC_BIN" "$@" >"$out" 2>"$err" 3>&- || st=$?
+	_pc_tracer_argv "$@" >"$err" 2>&1 || st=$?
+	pc_log "pc[$n]: $(_pc_argv_text)"
+	((st != 0)) || "${PC_WRAP[@]}" "${PC_ARGV[@]}" >"$out" 2>"$err" 3>&- || st=$?
 	pc_log "pc[$n]: exit status $st"
 	_pc_log_file "pc[$n] stdout" "$out"
 	_pc_log_file "pc[$n] stderr" "$err"
@@ -159,10 +169,8 @@ pc() {
 # although it should not have would trace -p forever: after PC_TIMEOUT it
 # gets SIGINT and the test fails on status 124 instead of hanging.
 pc_bounded() {
-	local w=$BATS_TEST_TMPDIR/pc-bounded
-	printf '#!/bin/sh\nexec timeout -s INT -k 5 %q %q "$@"\n' "$PC_TIMEOUT" "$PC_BIN" >"$w"
-	chmod +x "$w"
-	PC_BIN=$w pc "$@"
+	local -a PC_WRAP=(timeout -s INT -k 5 "$PC_TIMEOUT")
+	pc "$@"
 }
 
 # pc_trace_bg OUT ARGS...: start `probecheck trace --ready R ARGS` in the
@@ -180,8 +188,17 @@ pc_trace_bg() {
 	ready=$BATS_TEST_TMPDIR/ready.$PC_NCALL
 	PC_TRACE_OUT=$out
 	PC_TRACE_ERR=$out.err
-	pc_log "pc[$PC_NCALL]: probecheck trace --ready $ready $(printf '%q ' "$@") (background)"
-	"$PC_BIN" trace --ready "$ready" "$@" >"$out" 2>"$out.err" 3>&- &
+	_pc_tracer_argv trace --ready "$ready" "$@" || { fail "pc_trace_bg: the tracer cannot take this call"; return 1; }
+	pc_log "pc[$PC_NCALL]: $(_pc_argv_text) (background)"
+	if pc_tracer_other; then
+		# Its own process group, so that a SIGKILL reaches everything
+		# the adapter started (the tracer, helpers) at once.  SIGINT
+		# and SIGQUIT at their defaults: bash ignores them in its
+		# background jobs, and a shell adapter could not trap them.
+		setsid env --default-signal=INT,QUIT "${PC_ARGV[@]}" >"$out" 2>"$out.err" 3>&- &
+	else
+		"${PC_ARGV[@]}" >"$out" 2>"$out.err" 3>&- &
+	fi
 	PC_TRACE_PID=$!
 	echo "$PC_TRACE_PID" >>"$PC_T/tracers"
 	dl=$(_pc_deadline "$PC_TIMEOUT")
@@ -203,7 +220,21 @@ pc_trace_bg() {
 pc_trace_stop() {
 	local sig=${1:-INT}
 	[[ -n ${PC_TRACE_PID:-} ]] || { fail "pc_trace_stop: no tracer running"; return 1; }
+	local dl
+	if [[ $sig == KILL ]] && pc_tracer_other; then
+		kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
+	fi
 	kill -"$sig" "$PC_TRACE_PID" 2>/dev/null || true
+	# A tracer that ignores the signal must not hang the test.
+	dl=$(_pc_deadline "$PC_TIMEOUT")
+	while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
+		sleep 0.01	# `wait` has no timeout
+	done
+	if pc_inv_alive "$PC_TRACE_PID"; then
+		pc_log "pc_trace_stop: tracer $PC_TRACE_PID still running ${PC_TIMEOUT}s after SIG$sig, killing it"
+		pc_tracer_other && kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null
+		kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
+	fi
 	_pc_trace_reap
 }
 
@@ -386,7 +417,7 @@ assert_oracle() {
 		esac
 	done
 	st=0
-	out=$("$PC_TOOLS/oraclecmp" "${opts[@]}" "$oracle" "$trace" 2>&1) || st=$?
+	out=$(pc_oraclecmp "${opts[@]}" "$oracle" "$trace" 2>&1) || st=$?
 	pc_log "oraclecmp $(printf '%q ' "${opts[@]}" "$oracle" "$trace"): status $st"
 	if ((st != 0)); then
 		printf 'oracle: %s\ntrace:  %s\n%s\n' "$oracle" "$trace" "$out" |
@@ -404,6 +435,11 @@ assert_oracle() {
 # --separate-stderr), else $output.  Sets PC_DELIVERED, PC_DROPPED, PC_HITS.
 assert_summary() {
 	local want=$1 text lines
+	if ! pc_tracer_claim accounting; then
+		pc_log "assert_summary: not checked: tracer $PC_TRACER does not claim accounting"
+		PC_DELIVERED='' PC_DROPPED='' PC_HITS=''
+		return 0
+	fi
 	if (($# > 1)); then
 		text=$(cat "$2") || { fail "assert_summary: cannot read '$2'"; return 1; }
 	elif [[ -n ${stderr+x} ]]; then
@@ -672,6 +708,12 @@ pc_check_clean() {
 	printf '%s\n' "$v" | batslib_decorate "cleanup invariants violated" | fail; return 1
 }
 
+# pc_check_clean_quiet: succeed if pc_check_clean would, failing nothing:
+# to wait (pc_wait_until) for what the kernel frees after a SIGKILL.
+pc_check_clean_quiet() {
+	[[ -z $(_pc_check_watches; _pc_violations mid) ]]
+}
+
 # _pc_stop_all: what teardown stops before checking: the tracer, the
 # registered cleanups (last first), then the spawned sessions.
 _pc_stop_all() {
@@ -766,7 +808,9 @@ _pc_setup_body() {
 	PC_CLEANUPS=()
 	PC_TRACE_PID=
 	export PC_TAG="${PC_RUN_TAG:-bats-${BATS_RUN_TMPDIR##*/}}/${BATS_SUITE_TEST_NUMBER:-$BATS_TEST_NUMBER}"
-	pc_log "test: $BATS_TEST_DESCRIPTION (PC_TAG=$PC_TAG)"
+	pc_log "test: $BATS_TEST_DESCRIPTION (PC_TAG=$PC_TAG${PC_TRACER:+, tracer $PC_TRACER})"
+	# Adapters log the tracer's own command lines here (reproducers).
+	export PC_TRACER_CMDLOG=$PC_T/native.log
 	if ((${#PC_REQUIRES[@]})); then
 		requires "${PC_REQUIRES[@]}"
 	fi
@@ -805,6 +849,7 @@ _pc_teardown_body() {
 			pc_inv_kill_procs
 	fi
 	if [[ -z ${BATS_TEST_COMPLETED:-} || $st != 0 ]]; then
+		_pc_repro_write
 		echo "# ---- probecheck log of this test ----"
 		cat "$PC_LOG"
 	fi

@@ -139,7 +139,7 @@ integ_judge() {
 	local o=$1 t=$2 out st=0
 	shift 2
 	INTEG_CORRUPT=
-	out=$("$PC_TOOLS/oraclecmp" "$@" "$o" "$t" 2>&1) || st=$?
+	out=$(pc_oraclecmp "$@" "$o" "$t" 2>&1) || st=$?
 	pc_log "oraclecmp $* $o $t: status $st"
 	if ((st == 0)); then
 		[[ $out != "oraclecmp: 0 events match" ]] ||
@@ -177,6 +177,11 @@ integ_verdict() {
 # auto), or SKIP with why the kernel lacks it.  Sets MODE.
 pc_use_mode() {
 	MODE=$1
+	# Other tracers have one attach path of their own: they run the
+	# default mode's tests (helpers/tracer.bash drops --attach=perf|auto).
+	if pc_tracer_other && [[ $1 != perf && $1 != auto ]]; then
+		pc_probecheck_only "attach mode $1"
+	fi
 	case $1 in
 	perf) requires uprobe_pmu ;;
 	tracefs) requires tracefs uprobe_pmu ;;

@@ -6,6 +6,11 @@
 #                       internal maps of the "pc" object: pc.rodata, pc.bss)
 #   processes           comm starting "fx_" (fixtures) or "probecheck"
 #
+# Other tracers (PC_TRACER, helpers/tracer.bash) promise no names: with
+# PC_INV_ANY=1 every BPF object and every uprobe_events line counts as
+# ours: callers diff against what was there before the test (or the run),
+# report what is new and remove it.
+#
 # Processes are also told apart by the PC_TAG environment variable that
 # every test exports (helpers/common.bash): it survives fork, exec and
 # reparenting, so a fixture that outlives its tracer is still known to be
@@ -35,6 +40,7 @@ pc_inv_uprobe_all() {
 # A line reads "p:GROUP/EVENT /path:0xoff ..." (r: for uretprobes).
 pc_inv_uprobe_is_ours() {
 	local id group event
+	[[ -n ${PC_INV_ANY:-} ]] && return 0
 	id=${1%% *}
 	id=${id#*:}
 	group=${id%%/*}
@@ -60,7 +66,7 @@ pc_inv_bpf_ours() {
 			[[ $line =~ ^([0-9]+):\ .*\ name\ ([^ ]+) ]] || continue
 			id=${BASH_REMATCH[1]}
 			name=${BASH_REMATCH[2]}
-			[[ $name == pc_* || $name == pc.* ]] || continue
+			[[ -n ${PC_INV_ANY:-} || $name == pc_* || $name == pc.* ]] || continue
 			printf '%s %s %s\n' "$kind" "$id" "$name"
 		done < <(bpftool "$kind" show 2>/dev/null)
 	done
