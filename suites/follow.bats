@@ -113,7 +113,7 @@ exited() {
 	# The child's memory is a copy: its semaphore reads 1 until its first
 	# hit, on which the kernel removes the breakpoint from the child's mm
 	# and drops the count (measured on 6.18): 1, 1 (fires), then 0, 0.
-	assert_equal "$(sema_seen "$o" fx:sem_a "$child")" "1 1 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_a "$child")" "1 1 0 0"
 }
 
 @test "-p: a vfork child's hits land on the parent's breakpoints in the parent's mm and give no events" {

@@ -46,14 +46,14 @@ R() {
 	local o=$BATS_TEST_TMPDIR/oracle.json o2=$BATS_TEST_TMPDIR/oracle2.json
 	run -0 "$FX" --oracle "$o" fire:fx:sem_a:3 fire:fx:sem_b:3 fire:fx:sem_2site:4 \
 		fire:fx:sem_never:2 "dlopen:$FXLIB" libfire:fxlib:sem:3
-	assert_equal "$(sema_seen "$o" fx:sem_a)" "0 0 0"
-	assert_equal "$(sema_seen "$o" fx:sem_b)" "0 0 0"
-	assert_equal "$(sema_seen "$o" fx:sem_2site)" "0 0 0 0"
-	assert_equal "$(sema_seen "$o" fx:sem_never)" "0 0"
-	assert_equal "$(sema_seen "$o" fxlib:sem)" "0 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_a)" "0 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_b)" "0 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_2site)" "0 0 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_never)" "0 0"
+	assert_sema "$(sema_seen "$o" fxlib:sem)" "0 0 0"
 	assert_equal "$(pc_count_events "$o")" 0
 	run -0 "$FXIE" --oracle "$o2" fire:5
-	assert_equal "$(sema_seen "$o2" fxie:costly)" "0 0 0 0 0"
+	assert_sema "$(sema_seen "$o2" fxie:costly)" "0 0 0 0 0"
 	assert_equal "$(computed "$o2")" ""
 	assert_equal "$(pc_count_events "$o2")" 0
 }
@@ -66,11 +66,11 @@ R() {
 		"$FX --oracle $o fire:fx:sem_a:3 fire:fx:sem_2site:4 fire:fx:sem_never:2 dlopen:$FXLIB libfire:fxlib:sem:3" \
 		"usdt:$FX:fx:sem_a" "usdt:$FX:fx:sem_2site" "usdt:$FXLIB:fxlib:sem"
 	printf '%s\n' "$output" >"$t"
-	assert_equal "$(sema_seen "$o" fx:sem_a)" "1 1 1"
+	assert_sema "$(sema_seen "$o" fx:sem_a)" "1 1 1"
 	# Two sites, two uprobes, two counts in one semaphore.
-	assert_equal "$(sema_seen "$o" fx:sem_2site)" "2 2 2 2"
-	assert_equal "$(sema_seen "$o" fx:sem_never)" "0 0"
-	assert_equal "$(sema_seen "$o" fxlib:sem)" "1 1 1"
+	assert_sema "$(sema_seen "$o" fx:sem_2site)" "2 2 2 2"
+	assert_sema "$(sema_seen "$o" fx:sem_never)" "0 0"
+	assert_sema "$(sema_seen "$o" fxlib:sem)" "1 1 1"
 	n=$(pc_count_events "$o")
 	assert_equal "$n" 10
 	assert_summary "$n"
@@ -84,7 +84,7 @@ R() {
 	run -0 --separate-stderr pc trace --json --str 0 -c \
 		"$FX --oracle $o fire:fx:sem_b:3 fire:fx:sem_b:1:is-enabled-string" "usdt:$FX:fx:sem_b"
 	printf '%s\n' "$output" >"$t"
-	assert_equal "$(sema_seen "$o" fx:sem_b)" "1 1 1 1"
+	assert_sema "$(sema_seen "$o" fx:sem_b)" "1 1 1 1"
 	assert_summary 4
 	assert_oracle "$o" "$t"
 }
@@ -107,8 +107,8 @@ R() {
 	assert_equal "$PC_TRACE_STATUS" 0
 	pc_fifo_write "$F2" go
 	pc_wait_file "$(R 2)"
-	assert_equal "$(sema_seen "$o" fx:sem_a)" "0 0 1 1 1 0 0"
-	assert_equal "$(sema_seen "$o" fx:sem_2site)" "0 0 2 2 2 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_a)" "0 0 1 1 1 0 0"
+	assert_sema "$(sema_seen "$o" fx:sem_2site)" "0 0 2 2 2 0 0"
 	assert_equal "$(pc_count_events "$o")" 6
 	assert_summary 6 "$PC_TRACE_OUT.err"
 	assert_oracle "$o" "$PC_TRACE_OUT"
@@ -130,7 +130,7 @@ R() {
 	assert_equal "$PC_TRACE_STATUS" 0
 	pc_fifo_write "$F2" go
 	pc_wait_file "$(R 2)"
-	assert_equal "$(sema_seen "$o" fxie:costly)" "0 0 0 1 1 1 1 0 0"
+	assert_sema "$(sema_seen "$o" fxie:costly)" "0 0 0 1 1 1 1 0 0"
 	# Iterations 3..6 ran while attached: those, and only those, computed.
 	assert_equal "$(computed "$o")" "3 4 5 6"
 	assert_summary 4 "$PC_TRACE_OUT.err"

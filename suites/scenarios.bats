@@ -155,7 +155,7 @@ threads_8x1000() {
 	# Each instance: 1 sem_a and 2 a2 events.
 	assert_equal "$(count_by "$t" pid | awk '{ print $1 }' | sort -u | xargs)" 3
 	# Counted once per mm: every instance read 1, before and at its fire.
-	assert_equal "$(tally $(sema_seen "$o" fx:sem_a))" "400 1"
+	assert_equal "$(tally $(pc_sema_norm "$(sema_seen "$o" fx:sem_a)"))" "400 $(pc_sema_norm 1)"
 }
 
 # ---------------------------------------------------------------------------
@@ -178,7 +178,7 @@ check_cycles() {
 	assert_oracle "$o" "$t"
 	assert_equal "$(grep -c '"probe":"fxlib:sem"' "$t")" 200
 	assert_equal "$(grep -c '"probe":"fxlib:l0"' "$t")" 200
-	assert_equal "$(tally $(sema_seen "$o" fxlib:sem))" "400 1"
+	assert_equal "$(tally $(pc_sema_norm "$(sema_seen "$o" fxlib:sem)"))" "400 $(pc_sema_norm 1)"
 	# The library really went and came back: two bases, 100 loads each.
 	assert_equal "$(jq -r --arg l "$lib" 'select(.step == "dlopen" and .path == $l) | .base' "$o" |
 		sort | uniq -c | awk '{ print $1 }' | xargs)" "100 100"
@@ -304,7 +304,7 @@ fork50() {
 	assert_summary 151
 	assert_equal "$(npids "$t")" 51
 	assert_equal "$(steps_of "$o" reap exit | tr ' ' '\n' | sort -u | xargs)" 0
-	assert_equal "$(tally $(sema_seen "$o" fx:sem_a))" "100 1"
+	assert_equal "$(tally $(pc_sema_norm "$(sema_seen "$o" fx:sem_a)"))" "100 $(pc_sema_norm 1)"
 }
 
 @test "without --follow: 50 children forked at once run into the inherited breakpoints unharmed: none of their events, the parent's exact" {
@@ -323,7 +323,7 @@ fork50() {
 	assert_equal "$(steps_of "$o" reap exit | tr ' ' '\n' | sort -u | xargs)" 0
 	assert_equal "$(grep -c '"probe"' "$o")" 151
 	# Each child inherited the raised counter (documented in semantics.bats).
-	assert_equal "$(tally $(sema_seen "$o" fx:sem_a))" "100 1"
+	assert_equal "$(tally $(pc_sema_norm "$(sema_seen "$o" fx:sem_a)"))" "100 $(pc_sema_norm 1)"
 }
 
 # ---------------------------------------------------------------------------
@@ -371,7 +371,7 @@ two_tracers() {
 	assert_oracle "$o" "$tb"
 	assert_summary 204 "$tb.err"
 	# Per mm, not per tracer: 1 with both, 1 with B alone, 0 after.
-	assert_equal "$(sema_seen "$o" fx:sem_a)" "1 1 1 1 1 1 0"
+	assert_sema "$(sema_seen "$o" fx:sem_a)" "1 1 1 1 1 1 0"
 }
 
 @test "perf + perf: two tracers on one process both get every event exactly; one stops, the other continues exact" {

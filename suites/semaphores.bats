@@ -102,21 +102,21 @@ start_fixture() {
 		"wait:$F2" sema:fx:sem_a fire:fx:sem_a:2 "ready:$(R 2)"
 	local a
 	a=$(sema_addr "$PID" "$FX" fx:sem_a)
-	assert_equal "$(peek_sema "$PID" "$a")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 0
 	pc_sema_watch "$PID" "$a" 0
 
 	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --json -p "$PID" "usdt:$FX:fx:sem_a"
 	# Blocked in wait:, the fixture cannot look: we do.
-	assert_equal "$(peek_sema "$PID" "$a")" 1
+	assert_sema "$(peek_sema "$PID" "$a")" 1
 	release 1
 	pc_trace_stop INT
 	assert_equal "$PC_TRACE_STATUS" 0
 	assert_summary 3 "$PC_TRACE_OUT.err"
 	assert_oracle "$ORACLE" "$PC_TRACE_OUT" --only fx:sem_a
-	assert_equal "$(peek_sema "$PID" "$a")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 0
 	release 2
 	# before; after attach; each of 3 fires; after detach; 2 fires, none fired
-	assert_equal "$(sema_seen "$ORACLE" fx:sem_a)" "0 1 1 1 1 0 0 0"
+	assert_sema "$(sema_seen "$ORACLE" fx:sem_a)" "0 1 1 1 1 0 0 0"
 	assert_equal "$(pc_count_events "$ORACLE" fx:sem_a)" 3
 }
 
@@ -133,13 +133,13 @@ start_fixture() {
 
 	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --json -p "$PID" "usdt:$FX:fx:sem_a"
 	release 1
-	assert_equal "$(peek_sema "$PID" "$a")" 1
+	assert_sema "$(peek_sema "$PID" "$a")" 1
 	# Killed while attached: no chance to detach; the kernel closes its fds.
 	pc_trace_stop KILL
 	assert_equal "$PC_TRACE_STATUS" 137
-	assert_equal "$(peek_sema "$PID" "$a")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 0
 	release 2
-	assert_equal "$(sema_seen "$ORACLE" fx:sem_a)" "1 1 1 0 0 0"
+	assert_sema "$(sema_seen "$ORACLE" fx:sem_a)" "1 1 1 0 0 0"
 	assert_equal "$(pc_count_events "$ORACLE" fx:sem_a)" 2
 	# The fixture is still running: teardown reads the semaphore once more.
 	pc_inv_alive "$PID"
@@ -160,13 +160,13 @@ start_fixture() {
 	pc_sema_watch "$PID" "$n" 0
 
 	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --json -p "$PID" "usdt:$FX:fx:sem_a"
-	assert_equal "$(peek_sema "$PID" "$a")" 1
-	assert_equal "$(peek_sema "$PID" "$n")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 1
+	assert_sema "$(peek_sema "$PID" "$n")" 0
 	release 1
 	pc_trace_stop
 	assert_equal "$PC_TRACE_STATUS" 0
-	assert_equal "$(sema_seen "$ORACLE" fx:sem_never)" "0 0 0 0"
-	assert_equal "$(sema_seen "$ORACLE" fx:sem_a)" "1 1"
+	assert_sema "$(sema_seen "$ORACLE" fx:sem_never)" "0 0 0 0"
+	assert_sema "$(sema_seen "$ORACLE" fx:sem_a)" "1 1"
 	assert_equal "$(pc_count_events "$ORACLE" fx:sem_never)" 0
 	assert_summary 1 "$PC_TRACE_OUT.err"
 	assert_oracle "$ORACLE" "$PC_TRACE_OUT"
@@ -214,10 +214,10 @@ start_fixture() {
 	PC_TRACE_PID=$t2 PC_TRACE_OUT=$t2out
 	pc_trace_stop KILL
 	assert_equal "$PC_TRACE_STATUS" 137
-	assert_equal "$(peek_sema "$PID" "$a")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 0
 	release 3
 
-	assert_equal "$(sema_seen "$ORACLE" fx:sem_a)" "$v1 $v1 $v1 $v2 $v2 0 0"
+	assert_sema "$(sema_seen "$ORACLE" fx:sem_a)" "$v1 $v1 $v1 $v2 $v2 0 0"
 	# Both saw the first two hits; only the second saw the third.
 	assert_summary 2 "$t1out.err"
 	assert_oracle "$BATS_TEST_TMPDIR/oracle.both" "$t1out"
@@ -234,17 +234,17 @@ start_fixture() {
 		"wait:$F2" libsema:fxlib:sem libfire:fxlib:sem:1 "ready:$(R 2)"
 	local a
 	a=$(sema_addr "$PID" "$FXLIB" fxlib:sem)
-	assert_equal "$(peek_sema "$PID" "$a")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 0
 	pc_sema_watch "$PID" "$a" 0
 
 	pc_trace_bg "$BATS_TEST_TMPDIR/trace.json" --json -p "$PID" "usdt:$FXLIB:fxlib:sem"
-	assert_equal "$(peek_sema "$PID" "$a")" 1
+	assert_sema "$(peek_sema "$PID" "$a")" 1
 	release 1
 	pc_trace_stop
 	assert_equal "$PC_TRACE_STATUS" 0
-	assert_equal "$(peek_sema "$PID" "$a")" 0
+	assert_sema "$(peek_sema "$PID" "$a")" 0
 	release 2
-	assert_equal "$(sema_seen "$ORACLE" fxlib:sem)" "0 1 1 1 1 0 0"
+	assert_sema "$(sema_seen "$ORACLE" fxlib:sem)" "0 1 1 1 1 0 0"
 	assert_summary 3 "$PC_TRACE_OUT.err"
 	assert_oracle "$ORACLE" "$PC_TRACE_OUT"
 }
@@ -257,7 +257,7 @@ start_fixture() {
 		"$FX --oracle $oracle note:before-dlopen dlopen:$FXLIB libsema:fxlib:sem libfire:fxlib:sem:4 dlclose:$FXLIB" \
 		"usdt:$FXLIB:fxlib:sem"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/trace.json"
-	assert_equal "$(sema_seen "$oracle" fxlib:sem)" "1 1 1 1 1"
+	assert_sema "$(sema_seen "$oracle" fxlib:sem)" "1 1 1 1 1"
 	assert_summary 4
 	assert_oracle "$oracle" "$BATS_TEST_TMPDIR/trace.json"
 }
@@ -282,7 +282,8 @@ start_fixture() {
 		a=$(sema_addr "$PID" "$FX" fx:sem_a)
 		pc_sema_watch "$PID" "$a" 0
 		pc_trace_bg "$BATS_TEST_TMPDIR/$v.trace.json" --json -p "$PID" "usdt:$FX:fx:sem_a"
-		[[ $(peek_sema "$PID" "$a") == 1 ]] || bad+=("$v: semaphore $(peek_sema "$PID" "$a") while attached")
+		[[ $(pc_sema_norm "$(peek_sema "$PID" "$a")") == "$(pc_sema_norm 1)" ]] ||
+			bad+=("$v: semaphore $(peek_sema "$PID" "$a") while attached")
 		pc_fifo_write "$G1" go
 		pc_wait_file "$R1"
 		pc_trace_stop
@@ -290,7 +291,7 @@ start_fixture() {
 		[[ $(peek_sema "$PID" "$a") == 0 ]] || bad+=("$v: semaphore $(peek_sema "$PID" "$a") after detach")
 		pc_fifo_write "$G2" go
 		pc_wait_file "$R2"
-		[[ $(sema_seen "$ORACLE" fx:sem_a) == "0 1 1 1 0 0" ]] ||
+		[[ $(pc_sema_norm "$(sema_seen "$ORACLE" fx:sem_a)") == "$(pc_sema_norm "0 1 1 1 0 0")" ]] ||
 			bad+=("$v: fixture saw '$(sema_seen "$ORACLE" fx:sem_a)', expected '0 1 1 1 0 0'")
 		assert_summary 2 "$PC_TRACE_OUT.err"
 		assert_oracle "$ORACLE" "$PC_TRACE_OUT"
@@ -315,9 +316,9 @@ start_fixture() {
 		"$FX --oracle $oracle sema:fx:sem_a sema:fx:sem_2site sema:fx:sem_never fire:fx:sem_a:2 fire:fx:sem_2site:2 fire:fx:sem_never:2" \
 		"usdt:$FX:fx:sem_a" "usdt:$FX:fx:sem_2site"
 	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/trace.json"
-	assert_equal "$(sema_seen "$oracle" fx:sem_a)" "1 1 1"
-	assert_equal "$(sema_seen "$oracle" fx:sem_2site)" "2 2 2"
-	assert_equal "$(sema_seen "$oracle" fx:sem_never)" "0 0 0"
+	assert_sema "$(sema_seen "$oracle" fx:sem_a)" "1 1 1"
+	assert_sema "$(sema_seen "$oracle" fx:sem_2site)" "2 2 2"
+	assert_sema "$(sema_seen "$oracle" fx:sem_never)" "0 0 0"
 	assert_summary 4
 	assert_oracle "$oracle" "$BATS_TEST_TMPDIR/trace.json"
 }

@@ -20,8 +20,9 @@ from .errors import ReportError, read_optional, read_text
 from .md import esc, secs
 
 CLAIM_SKIP_RE = re.compile(r"^tracer \S+ does not claim (\S+): ")
-NOISE_RE = re.compile(r"^\s*(\(from function|\(in test file|in test file|`.*' failed|# ---- probecheck log|"
-                      r"test: |[a-z_]+\[[0-9]+\]: |  ?[|-]|$)")
+NOISE_RE = re.compile(r"^\s*(\(?from function|\(in test file|in test file|`.*' failed|# ---- probecheck log|"
+                      r"test: |[a-z_]+\[[0-9]+\]: |  ?[|-] |--$|$)|.*: line [0-9]+: +[0-9]+ (Killed|Terminated|Done)")
+BOX_RE = re.compile(r"^-- (.*) --$")
 
 
 def load_tracers(d):
@@ -46,10 +47,21 @@ def claims(d, name):
 
 def first_diag(diag):
     """The failure's own message: the first diag line that is not bats'
-    stack trace or the test's log."""
-    for line in diag:
-        if not NOISE_RE.match(line):
+    stack trace or the test's log; a bats-assert box ("-- title --", its
+    lines, "--") becomes one line."""
+    for i, line in enumerate(diag):
+        if NOISE_RE.match(line):
+            continue
+        m = BOX_RE.match(line.strip())
+        if not m:
             return line.strip()
+        body = []
+        for b in diag[i + 1:]:
+            if b.strip() == "--":
+                break
+            if b.strip():
+                body.append(" ".join(b.split()))
+        return f"{m.group(1)}: " + "; ".join(body[:6])
     return "(no message)"
 
 

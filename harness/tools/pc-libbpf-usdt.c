@@ -83,9 +83,23 @@ static void err(const char *fmt, ...)
 }
 
 /* libbpf's warnings name what failed (which probe, which operand);
- * its info/debug chatter only with LU_DEBUG set. */
+ * its info/debug chatter only with LU_DEBUG set.  The last warning is
+ * kept: an attach failure repeats it, so its one line says why. */
+static char last_warn[256];
+
 static int libbpf_msg(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	va_list aq;
+	size_t n;
+
+	if (level == LIBBPF_WARN) {
+		va_copy(aq, ap);
+		vsnprintf(last_warn, sizeof(last_warn), fmt, aq);
+		va_end(aq);
+		n = strlen(last_warn);
+		if (n && last_warn[n - 1] == '\n')
+			last_warn[n - 1] = 0;
+	}
 	if (level == LIBBPF_WARN || getenv("LU_DEBUG"))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
@@ -340,7 +354,9 @@ static int attach_all(struct libbpf_usdt_bpf *skel, pid_t pid, unsigned nargs_en
 								   p->path, p->off, &fo);
 		}
 		if (!links[i]) {
-			err("%s: attach failed: %s", p->spec, strerror(errno));
+			err("%s: attach failed: %s%s%s%s", p->spec, strerror(errno),
+			    last_warn[0] ? " (" : "", last_warn,
+			    last_warn[0] ? ")" : "");
 			return -1;
 		}
 	}

@@ -157,6 +157,7 @@ pc() {
 	_pc_tracer_argv "$@" >"$err" 2>&1 || st=$?
 	pc_log "pc[$n]: $(_pc_argv_text)"
 	((st != 0)) || "${PC_WRAP[@]}" "${PC_ARGV[@]}" >"$out" 2>"$err" 3>&- || st=$?
+	pc_note_failed_call "$st" "$err"
 	pc_log "pc[$n]: exit status $st"
 	_pc_log_file "pc[$n] stdout" "$out"
 	_pc_log_file "pc[$n] stderr" "$err"
@@ -257,6 +258,9 @@ pc_trace_wait() {
 _pc_trace_reap() {
 	PC_TRACE_STATUS=0
 	wait "$PC_TRACE_PID" 2>/dev/null || PC_TRACE_STATUS=$?
+	# Death by the signal a test sent is not the tracer's failure.
+	[[ $PC_TRACE_STATUS == 13[07] || $PC_TRACE_STATUS == 143 ]] ||
+		pc_note_failed_call "$PC_TRACE_STATUS" "$PC_TRACE_ERR"
 	pc_log "tracer $PC_TRACE_PID: exit status $PC_TRACE_STATUS"
 	_pc_log_file "tracer stdout" "$PC_TRACE_OUT"
 	_pc_log_file "tracer stderr" "$PC_TRACE_OUT.err"
@@ -559,6 +563,25 @@ pc_runtime_addr() {
 	local bias
 	bias=$(pc_load_bias "$1" "$2") || return 1
 	printf '0x%x\n' $((bias + $3))
+}
+
+# pc_sema_norm VALUES: semaphore values as the tracer under test promises
+# them.  probecheck's are exact: the kernel's reference counter, one per
+# traced site in each process.  Other tracers promise the USDT contract
+# only (non-zero while traced, zero when not): one that writes the
+# semaphore itself counts per tracer or per probe.  So for them every
+# non-zero value reads "on".
+pc_sema_norm() {
+	if pc_tracer_other; then
+		sed -E 's/(^| )[1-9][0-9]*/\1on/g' <<<"$1"
+	else
+		printf '%s\n' "$1"
+	fi
+}
+
+# assert_sema GOT WANT: semaphore values equal, as pc_sema_norm reads them.
+assert_sema() {
+	assert_equal "$(pc_sema_norm "$1")" "$(pc_sema_norm "$2")"
 }
 
 # ---------------------------------------------------------------------------

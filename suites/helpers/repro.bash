@@ -30,6 +30,23 @@ pc_oraclecmp() {
 	return $st
 }
 
+# pc_note_failed_call STATUS ERRFILE: a call of the tracer that failed
+# (pc, pc_trace_bg), for the reproducer's first difference.
+pc_note_failed_call() {
+	[[ -n ${PC_TRACER:-} && -n ${PC_T:-} && $1 != 0 ]] || return 0
+	printf '%s\t%s\n' "$1" "$2" >>"$PC_T/failedcalls"
+}
+
+# _pc_tracer_error STATUS ERRFILE: "the tracer exited N: LINE", LINE the
+# last error its stderr names (not the adapter's own closing line).
+_pc_tracer_error() {
+	local line
+	line=$(grep -iE 'error|fail|cannot|can.t|refus|not (found|supported|claimed)|unknown|invalid' "$2" 2>/dev/null |
+		grep -v "^$PC_TRACER: $PC_TRACER exited" | tail -n 1)
+	[[ -n $line ]] || line=$(grep -v '^probecheck: summary' "$2" 2>/dev/null | tail -n 1)
+	printf '%s exited %s: %s\n' "$PC_TRACER" "$1" "${line:-(nothing on stderr)}"
+}
+
 # _pc_first_difference DIFF: "expected X; got Y" from oraclecmp's output.
 _pc_first_difference() {
 	local miss unexp
@@ -56,6 +73,10 @@ _pc_repro_write() {
 			[[ -e $t.err ]] && cp "$t.err" "$d/stderr.$k.txt"
 			[[ -n $first ]] || first=$(_pc_first_difference "$diff")
 		done <"$PC_T/mismatch"
+	fi
+	if [[ -z $first && -s $PC_T/failedcalls ]]; then
+		IFS=$'\t' read -r o t <"$PC_T/failedcalls"
+		first=$(_pc_tracer_error "$o" "$t")
 	fi
 	grep -E '^pc\[[0-9]+\]: ' "$PC_LOG" | grep -v 'exit status\|: ready' >"$d/commands.txt"
 	if [[ -s ${PC_TRACER_CMDLOG:-} ]]; then
