@@ -136,3 +136,18 @@ guard_spills() {
 	run -0 guard_spills "$BATS_TEST_TMPDIR/s.o"
 	assert_output --partial 'pc_usdt: '
 }
+
+@test "conformance: every suite of ci/conformance-suites exists; an unknown tracer or suite is exit 2 naming it and what there is" {
+	local s
+	for s in $(sed -e 's/#.*//' "$PROBECHECK_ROOT/ci/conformance-suites"); do
+		[[ -f $PROBECHECK_ROOT/suites/$s.bats ]] || fail "ci/conformance-suites: no suites/$s.bats"
+	done
+	run -2 "$PROBECHECK_ROOT/harness/conformance" "$BATS_TEST_TMPDIR/c" probecheck nosuchtracer
+	assert_output --partial "tracer 'nosuchtracer': no adapter harness/tracers/nosuchtracer (there are: "
+	assert_output --partial "bpftrace"
+	CONFORMANCE_SUITES="arguments nosuchsuite" run -2 "$PROBECHECK_ROOT/harness/conformance" "$BATS_TEST_TMPDIR/c" probecheck
+	assert_output --partial "suite 'nosuchsuite': no suites/nosuchsuite.bats"
+	run -2 "$PROBECHECK_ROOT/harness/conformance" "$BATS_TEST_TMPDIR/c"
+	assert_output --partial "usage: conformance OUTDIR TRACER..."
+	[[ ! -e $BATS_TEST_TMPDIR/c ]] || fail "a refused run created its output directory"
+}

@@ -20,8 +20,10 @@ from .errors import ReportError, read_optional, read_text
 from .md import esc, secs
 
 CLAIM_SKIP_RE = re.compile(r"^tracer \S+ does not claim (\S+): ")
-NOISE_RE = re.compile(r"^\s*(\(?from function|\(in test file|in test file|`.*' failed|# ---- probecheck log|"
-                      r"test: |[a-z_]+\[[0-9]+\]: |  ?[|-] |--$|$)|.*: line [0-9]+: +[0-9]+ (Killed|Terminated|Done)")
+NOISE_RE = re.compile(r"^\s*(\(?from function|\(in test file|in test file|$|--$)"
+                      r"|.*: line [0-9]+: +[0-9]+ (Killed|Terminated|Done)")
+FAILED_RE = re.compile(r"^\s*`.*' failed")
+LOG_RE = re.compile(r"^# ---- probecheck log")
 BOX_RE = re.compile(r"^-- (.*) --$")
 
 
@@ -49,8 +51,14 @@ def first_diag(diag):
     """The failure's own message: the first diag line that is not bats'
     stack trace or the test's log; a bats-assert box ("-- title --", its
     lines, "--") becomes one line."""
+    failed = None
     for i, line in enumerate(diag):
+        if LOG_RE.match(line):
+            break               # the test's log: not the failure's message
         if NOISE_RE.match(line):
+            continue
+        if FAILED_RE.match(line):
+            failed = failed or line.strip()     # the failed command: if nothing better
             continue
         m = BOX_RE.match(line.strip())
         if not m:
@@ -62,7 +70,7 @@ def first_diag(diag):
             if b.strip():
                 body.append(" ".join(b.split()))
         return f"{m.group(1)}: " + "; ".join(body[:6])
-    return "(no message)"
+    return failed or "(no message)"
 
 
 def cell_of(r, key, issues):

@@ -38,11 +38,16 @@ pc_note_failed_call() {
 }
 
 # _pc_tracer_error STATUS ERRFILE: "the tracer exited N: LINE", LINE the
-# last error its stderr names (not the adapter's own closing line).
+# error its stderr names: the first "ERROR" line (bpftrace's and bcc's
+# style; bpftrace's RLIMIT_MEMLOCK warning, printed on every run, aside),
+# else the last line that reads like an error (the adapter's bare "exited
+# with status N" aside).
 _pc_tracer_error() {
-	local line
-	line=$(grep -iE 'error|fail|cannot|can.t|refus|not (found|supported|claimed)|unknown|invalid' "$2" 2>/dev/null |
-		grep -v "^$PC_TRACER: $PC_TRACER exited" | tail -n 1)
+	local errs line
+	errs=$(grep -iE 'error|fail|cannot|can.t|refus|not (found|supported|claimed)|unknown|invalid|unrecognized' \
+		"$2" 2>/dev/null | grep -v 'RLIMIT_MEMLOCK' | grep -vE "exited with status [0-9]+( before attaching)?$")
+	line=$(grep -m1 'ERROR' <<<"$errs")
+	[[ -n $line ]] || line=$(tail -n 1 <<<"$errs")
 	[[ -n $line ]] || line=$(grep -v '^probecheck: summary' "$2" 2>/dev/null | tail -n 1)
 	printf '%s exited %s: %s\n' "$PC_TRACER" "$1" "${line:-(nothing on stderr)}"
 }
