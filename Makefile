@@ -79,7 +79,8 @@ UNITS      := $(UNIT_SRCS:suites/unit/%.c=$(O)/unit/%)
 PROBECHECK := $(O)/probecheck
 
 # Skeletons are inputs of every object; keep them between builds.
-.SECONDARY: $(SKELS) $(BPF_OBJS) $(O)/vmlinux.h $(O)/tools/clobber.bpf.o $(O)/tools/clobber.skel.h
+.SECONDARY: $(SKELS) $(BPF_OBJS) $(O)/vmlinux.h $(O)/tools/clobber.bpf.o $(O)/tools/clobber.skel.h \
+	    $(O)/tools/libbpf_usdt.bpf.o $(O)/tools/libbpf_usdt.skel.h
 
 all: $(PROBECHECK) $(TOOLS) $(UNITS) fixtures
 

@@ -28,13 +28,6 @@ PC_REQUIRES=(root uprobe_pmu bpf btf)
 # Fixtures: fx_variants, fx_bin, fx_lib (helpers/common.bash) name the
 # build variants (gcc_O2_pie ...), their executables and libraries.
 
-# fx_probes BIN JQ-FILTER: names of the executable's probes selected by a
-# jq condition on the fixture's own --list (names only: jq never sees an
-# argument value here).
-fx_probes() {
-	"$1" --list | jq -r "select($2) | .probe"
-}
-
 # ---------------------------------------------------------------------------
 # Tracing and judging without stopping at the first failure, so the
 # variant loop can report every variant.
@@ -87,39 +80,56 @@ assert_judged() {
 # ---------------------------------------------------------------------------
 # Every variant.
 
-# check_variant V: one trace fires every natural probe without a semaphore
-# (the string probes apart: they need --str) and every fxform probe of the
-# executable 3 times, then dlopens the variant's library and fires its
-# probes 3 times; a second trace does the string probes with --str 0.
-# The library is attached by path before it is loaded.  Prints what is
-# wrong.
+# trace_group V ID LABEL BIN SPECS STEPS: one trace of BIN running STEPS
+# (one step a line) for SPECS (one probe a line), each probe fired 3
+# times; prints what is wrong, naming the group by LABEL.  Its files are
+# V.ID.oracle and V.ID.trace.
+trace_group() {
+	local v=$1 label=$3 bin=$4 o t why
+	local -a specs steps
+	mapfile -t specs <<<"$5"
+	mapfile -t steps <<<"$6"
+	o=$BATS_TEST_TMPDIR/$v.$2.oracle
+	t=$BATS_TEST_TMPDIR/$v.$2.trace
+	trace_fx "$t" -c "$bin --oracle $o ${steps[*]}" "${specs[@]}"
+	why=$(judge "$o" "$t" $((3 * ${#specs[@]})))
+	[[ -z $why ]] || printf '%s (%s probes):\n%s\n' "$label" "${#specs[@]}" "$why"
+	return 0
+}
+
+# check_variant V: four traces fire every probe of the variant without a
+# semaphore 3 times (the string probes apart: they need --str): the
+# executable's natural probes (fx:*) of up to 6 arguments, those of 7 to
+# 12, its hand-written operand forms (fxform:*), and the library's after
+# a dlopen (attached by path before it is loaded); a fifth does the string
+# probes with --str 0.  Apart, so that a tracer refusing one kind (more
+# than 6 arguments, an operand form, a library not yet mapped) is still
+# judged on the others' values.  Prints what is wrong.
 check_variant() {
-	local v=$1 bin lib o t p why nexe
-	local -a specs=() steps=()
+	local v=$1 bin lib why g p n
+	local -A specs=() steps=()
 	bin=$(fx_bin "$v") || return 0
 	lib=$(fx_lib "$v") || return 0
-	for p in $(fx_probes "$bin" '.semaphore == false and .probe != "fx:str" and
-				   (.probe | test("^fx(form)?:"))'); do
-		specs+=("usdt:$bin:$p")
-		steps+=("fire:$p:3")
-	done
-	nexe=${#specs[@]}
-	((nexe > 20)) || { echo "only $nexe probes listed by '$bin --list'"; return 0; }
-	steps+=("dlopen:$lib")
+	steps[lib]="dlopen:$lib"
+	while read -r p n; do
+		g=form
+		[[ $p == fx:* ]] && { g=exe6; ((n <= 6)) || g=exe12; }
+		specs[$g]+="usdt:$bin:$p"$'\n' steps[$g]+="fire:$p:3"$'\n'
+	done < <("$bin" --list | jq -r 'select(.semaphore == false and .probe != "fx:str" and
+				       (.probe | test("^fx(form)?:"))) | "\(.probe) \(.nargs)"')
 	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and .probe != "fxlib:str" and
 				      (.probe | test("^fx(lib)?:"))) | .probe'); do
-		specs+=("usdt:$lib:$p")
-		steps+=("libfire:$p:3")
+		specs[lib]+="usdt:$lib:$p"$'\n' steps[lib]+=$'\n'"libfire:$p:3"
 	done
-	((${#specs[@]} > nexe + 2)) || { echo "only $((${#specs[@]} - nexe)) probes listed by '$bin --list-lib $lib'"; return 0; }
-	o=$BATS_TEST_TMPDIR/$v.oracle
-	t=$BATS_TEST_TMPDIR/$v.trace
-	trace_fx "$t" -c "$bin --oracle $o ${steps[*]}" "${specs[@]}"
-	why=$(judge "$o" "$t" $((3 * (${#specs[@]}))))
-	[[ -z $why ]] || printf '%s probes in %s and %s:\n%s\n' "${#specs[@]}" "$bin" "$lib" "$why"
+	for g in exe6 exe12 form lib; do
+		(($(grep -c . <<<"${specs[$g]:-}") > 2)) || { echo "group $g: only ${specs[$g]:-no} probes listed"; return 0; }
+	done
+	trace_group "$v" exe6 "fx:* probes of up to 6 arguments" "$bin" "${specs[exe6]%$'\n'}" "${steps[exe6]%$'\n'}"
+	trace_group "$v" exe12 "fx:* probes of 7 to 12 arguments" "$bin" "${specs[exe12]%$'\n'}" "${steps[exe12]%$'\n'}"
+	trace_group "$v" form "fxform:* operand forms" "$bin" "${specs[form]%$'\n'}" "${steps[form]%$'\n'}"
+	trace_group "$v" lib "library $lib" "$bin" "${specs[lib]%$'\n'}" "${steps[lib]}"
 	pc_tracer_claim strings || return 0	# its own test skips with the reason
-	o=$BATS_TEST_TMPDIR/$v.str.oracle
-	t=$BATS_TEST_TMPDIR/$v.str.trace
+	local o=$BATS_TEST_TMPDIR/$v.str.oracle t=$BATS_TEST_TMPDIR/$v.str.trace
 	trace_fx "$t" --str 0 -c "$bin --oracle $o fire:fx:str:3 dlopen:$lib libfire:fxlib:str:3" \
 		"usdt:$bin:fx:str" "usdt:$lib:fxlib:str"
 	why=$(judge "$o" "$t" 6)
@@ -252,6 +262,10 @@ first_variant() {
 	bin=$(fx_bin "$(first_variant)")
 	run -0 pc_elf_notes "$bin"
 	[[ $(grep -c '^fx multi ' <<<"$output") == 3 ]] || fail "fx:multi should have 3 sites: $output"
+	if ! pc_tracer_other; then	# probecheck's listing agrees
+		run -0 pc list --json "$bin"
+		[[ $(grep -c '"name":"multi"' <<<"$output") == 3 ]] || fail "list: fx:multi should have 3 sites: $output"
+	fi
 	# Defaults cycle sites 1,2,3: 4 + 4 + 4; then 5 more at site 2 only.
 	trace_fx "$t" -c "$bin --oracle $o fire:fx:multi:12 fire:fx:multi:5:2,-77" "usdt:$bin:fx:multi"
 	assert_judged "$o" "$t" 17
@@ -280,6 +294,10 @@ dup_oracle() {
 	# Both objects carry fx:dup.
 	run -0 pc_elf_notes "$lib"
 	assert_line --regexp '^fx dup '
+	if ! pc_tracer_other; then	# probecheck's listing agrees
+		run -0 pc list --json "$lib"
+		assert_output --partial '"provider":"fx","name":"dup"'
+	fi
 	for w in exe lib; do
 		rm -f "$o"
 		if [[ $w == exe ]]; then

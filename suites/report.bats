@@ -521,16 +521,17 @@ fake_qemu() {
 	mkdir -p "$d/claims" "$d/bt/repro/arguments-2" "$d/probecheck"
 	printf 'probecheck\t0\t10\tprobecheck abc\nbt\t1\t20\tbpftrace v0.17.0\n' >"$d/tracers.tsv"
 	printf 'usdt yes\nfollow yes\n' >"$d/claims/probecheck"
-	printf 'usdt yes\nfollow no no fork following (its docs)\n' >"$d/claims/bt"
+	printf 'usdt yes\nfollow no no fork following (its docs)\nall no not tested: no -a here\n' >"$d/claims/bt"
 	hsuite "$d/probecheck" arguments <<-'EOF'
-		1..4
+		1..5
 		ok 1 a
 		ok 2 b
 		ok 3 c
 		ok 4 d
+		ok 5 e
 	EOF
 	hsuite "$d/bt" arguments <<-'EOF'
-		1..4
+		1..5
 		ok 1 a
 		not ok 2 b
 		# (in test file suites/arguments.bats, line 9)
@@ -538,17 +539,19 @@ fake_qemu() {
 		# oracle and trace differ
 		ok 3 c # skip tracer bt does not claim follow: no fork following (its docs)
 		ok 4 d # skip probecheck only: its command-line errors
+		ok 5 e # skip tracer bt does not claim all: not tested: no -a here
 	EOF
 	echo 'expected {"probe":"fx:a12","args":[1]}; got {"probe":"fx:a12","args":[2]}' \
 		>"$d/bt/repro/arguments-2/first-difference.txt"
 	run -0 report tracers --rel build/conformance "$d"
-	assert_line '| probecheck | probecheck abc | 4 | 0 | 0 | 0 | 0 | 0 | 10s |'
-	assert_line '| bt | bpftrace v0.17.0 | 1 | 1 | 1 | 0 | 1 | 0 | 20s |'
+	assert_line '| probecheck | probecheck abc | 5 | 0 | 0 | 0 | 0 | 0 | 0 | 10s |'
+	assert_line '| bt | bpftrace v0.17.0 | 1 | 1 | 1 | 1 | 0 | 1 | 0 | 20s |'
 	assert_line '| follow | yes | no |'
 	assert_line '- bt does not claim `follow`: no fork following (its docs)'
 	assert_line '| arguments | b | pass | **FAIL** |'
 	assert_line '| arguments | c | pass | skip (follow) |'
 	assert_line '| arguments | d | pass | n/a |'
+	assert_line '| arguments | e | pass | untested (all) |'
 	assert_line '- **bt** · arguments: b  '
 	assert_line '  first difference: expected {"probe":"fx:a12","args":[1]}; got {"probe":"fx:a12","args":[2]}  '
 	assert_line '  reproducer: `build/conformance/bt/repro/arguments-2/`'

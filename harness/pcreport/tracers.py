@@ -73,11 +73,16 @@ def first_diag(diag):
     return failed or "(no message)"
 
 
-def cell_of(r, key, issues):
+def cell_of(r, key, issues, cl=None):
+    """The cell; a claim the adapter left untested ("no not tested: ...")
+    is "untested (CLAIM)", apart from what the tracer does not claim."""
     o = findings.classify(r, key, issues)
     if o.kind == "skip":
         m = CLAIM_SKIP_RE.match(o.reason)
         if m:
+            why = (cl or {}).get(m.group(1), (False, ""))[1]
+            if why.startswith("not tested"):
+                return f"untested ({m.group(1)})", o
             return f"skip ({m.group(1)})", o
         if o.reason.startswith("probecheck only"):
             return "n/a", o
@@ -88,12 +93,13 @@ def cell_of(r, key, issues):
 def tracer_cells(d, name, suites, issues):
     """{(suite, test name): (cell, outcome, num, diag)} for one tracer."""
     cells = {}
+    cl = claims(d, name)
     for s in suites:
         p = os.path.join(d, name, s + ".tap")
         if not os.path.exists(p):
             continue
         for r in tap.load(p).results:
-            c, o = cell_of(r, f"{s}: {r.name}", issues)
+            c, o = cell_of(r, f"{s}: {r.name}", issues, cl)
             cells[(s, r.name)] = (c, o, r.num, r.diag)
     return cells
 
@@ -128,14 +134,16 @@ def section(d, issues, rel=None):
            f"`ci/conformance-suites` against each tracer's adapter (`harness/tracers/`); results in `{rel}/`.",
            "A tracer is judged exactly as probecheck is: the fixture's oracle event for event, and the "
            "cleanup invariants after every test. `skip (CLAIM)`: the tracer does not claim what the test "
-           "needs (reasons below); `n/a`: a test of probecheck's own CLI.", "",
-           "| tracer | version | pass | FAIL | skip (claims) | skip (other) | n/a | kernel | time |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "needs (reasons below); `untested (CLAIM)`: the adapter does not implement what the test needs, "
+           "so it says nothing of the tracer; `n/a`: a test of probecheck's own CLI.", "",
+           "| tracer | version | pass | FAIL | skip (claims) | untested | skip (other) | n/a | kernel | time |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for t in tracers:
         cs = [v[0] for v in per[t["name"]].values()]
         cnt = lambda f: sum(1 for c in cs if f(c))
         out.append(f"| {t['name']} | {esc(t['version'])} | {cnt(lambda c: c == 'pass')} | "
                    f"{cnt(lambda c: c == 'FAIL')} | {cnt(lambda c: c.startswith('skip ('))} | "
+                   f"{cnt(lambda c: c.startswith('untested'))} | "
                    f"{cnt(lambda c: c == 'skip')} | {cnt(lambda c: c == 'n/a')} | "
                    f"{cnt(lambda c: c.startswith('kernel'))} | {secs(t['secs'])} |")
     out += ["", "### Claims", "",

@@ -154,6 +154,7 @@ pc() {
 	out=$BATS_TEST_TMPDIR/pc.$n.out
 	err=$BATS_TEST_TMPDIR/pc.$n.err
 	st=0
+	: >"$out"
 	_pc_tracer_argv "$@" >"$err" 2>&1 || st=$?
 	pc_log "pc[$n]: $(_pc_argv_text)"
 	((st != 0)) || "${PC_WRAP[@]}" "${PC_ARGV[@]}" >"$out" 2>"$err" 3>&- || st=$?
@@ -197,6 +198,8 @@ pc_trace_bg() {
 		# and SIGQUIT at their defaults: bash ignores them in its
 		# background jobs, and a shell adapter could not trap them.
 		setsid env --default-signal=INT,QUIT "${PC_ARGV[@]}" >"$out" 2>"$out.err" 3>&- &
+		# Whatever runs in its session is the tracer's (invariants).
+		echo "$!" >>"$PC_INV_SESSIONS"
 	else
 		"${PC_ARGV[@]}" >"$out" 2>"$out.err" 3>&- &
 	fi
@@ -226,15 +229,17 @@ pc_trace_stop() {
 		kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
 	fi
 	kill -"$sig" "$PC_TRACE_PID" 2>/dev/null || true
-	# A tracer that ignores the signal must not hang the test.
-	dl=$(_pc_deadline "$PC_TIMEOUT")
-	while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
-		sleep 0.01	# `wait` has no timeout
-	done
-	if pc_inv_alive "$PC_TRACE_PID"; then
-		pc_log "pc_trace_stop: tracer $PC_TRACE_PID still running ${PC_TIMEOUT}s after SIG$sig, killing it"
-		pc_tracer_other && kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null
-		kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
+	# Another tracer that ignores the signal must not hang the test
+	# (probecheck's own detach may take long in a TCG guest: waited for).
+	if pc_tracer_other; then
+		dl=$(_pc_deadline "$PC_TIMEOUT")
+		while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
+			sleep 0.01	# `wait` has no timeout
+		done
+		if pc_inv_alive "$PC_TRACE_PID"; then
+			pc_log "pc_trace_stop: tracer $PC_TRACE_PID still running ${PC_TIMEOUT}s after SIG$sig, killing its group"
+			kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
+		fi
 	fi
 	_pc_trace_reap
 }
@@ -250,6 +255,7 @@ pc_trace_wait() {
 	done
 	if pc_inv_alive "$PC_TRACE_PID"; then
 		pc_log "pc_trace_wait: tracer $PC_TRACE_PID still running after ${PC_TIMEOUT}s, killing it"
+		if pc_tracer_other; then kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true; fi
 		kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
 	fi
 	_pc_trace_reap
@@ -748,7 +754,10 @@ _pc_stop_all() {
 		while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
 			sleep 0.01
 		done
-		pc_inv_alive "$PC_TRACE_PID" && kill -KILL "$PC_TRACE_PID" 2>/dev/null
+		if pc_inv_alive "$PC_TRACE_PID"; then
+			if pc_tracer_other; then kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null; fi
+			kill -KILL "$PC_TRACE_PID" 2>/dev/null
+		fi
 		_pc_trace_reap
 	fi
 	for ((i = ${#PC_CLEANUPS[@]} - 1; i >= 0; i--)); do
@@ -834,6 +843,7 @@ _pc_setup_body() {
 	pc_log "test: $BATS_TEST_DESCRIPTION (PC_TAG=$PC_TAG${PC_TRACER:+, tracer $PC_TRACER})"
 	# Adapters log the tracer's own command lines here (reproducers).
 	export PC_TRACER_CMDLOG=$PC_T/native.log
+	PC_INV_SESSIONS=$PC_T/tracer-sessions
 	if ((${#PC_REQUIRES[@]})); then
 		requires "${PC_REQUIRES[@]}"
 	fi

@@ -111,17 +111,28 @@ pc_inv_tag() {
 	echo "$tag"
 }
 
-# pc_inv_procs: "PID COMM STATE TAG" for every fixture or probecheck process.
-# TAG is the PC_TAG it carries, "-" if none, "?" if unreadable.
+# pc_inv_procs: "PID COMM STATE TAG" for every fixture or probecheck process,
+# and every process in a session listed in PC_INV_SESSIONS (a file: the
+# sessions another tracer's adapter was started in, whatever its
+# processes are called).  TAG is the PC_TAG it carries, "-" if none, "?"
+# if unreadable.
 pc_inv_procs() {
-	local d pid comm stat state tag e
-	local -a env
+	local d pid comm stat state tag e sid
+	local -a env f
+	local -A sess=()
+	if [[ -s ${PC_INV_SESSIONS:-} ]]; then
+		while read -r sid; do sess[$sid]=1; done <"$PC_INV_SESSIONS"
+	fi
 	for d in /proc/[0-9]*; do
 		pid=${d#/proc/}
 		{ read -r comm <"$d/comm"; } 2>/dev/null || continue
-		[[ $comm == fx_* || $comm == probecheck* ]] || continue
 		{ read -r stat <"$d/stat"; } 2>/dev/null || continue
 		stat=${stat##*) }
+		if [[ $comm != fx_* && $comm != probecheck* ]]; then
+			((${#sess[@]})) || continue
+			read -ra f <<<"$stat"
+			[[ -n ${sess[${f[3]}]:-} ]] || continue
+		fi
 		state=${stat%% *}
 		tag=-
 		env=()
