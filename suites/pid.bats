@@ -38,7 +38,7 @@ pid_trace() {
 	local out=$1 st=0
 	shift
 	pc trace --json "$@" >"$out" 2>"$out.err" || st=$?
-	((st == 0)) || { fail "probecheck trace exited $st: $(cat "$out.err")"; return 1; }
+	((st == 0)) || { fail "$(pc_tracer) trace exited $st: $(tail -n 5 "$out.err")"; return 1; }
 }
 
 # pid_trace_fails OUT STATUS MESSAGE ARGS...: trace exits STATUS, stderr

@@ -35,7 +35,7 @@ trace_json() {
 	local out=$1 st=0
 	shift
 	pc trace --json "$@" >"$out" 2>"$out.err" || st=$?
-	((st == 0)) || { fail "probecheck trace exited $st: $(cat "$out.err")"; return 1; }
+	((st == 0)) || { fail "$(pc_tracer) trace exited $st: $(tail -n 5 "$out.err")"; return 1; }
 }
 
 # has_args TRACE N ARGS-JSON: exactly N events print exactly this args array.

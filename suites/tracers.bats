@@ -97,7 +97,7 @@ installed() {
 	pc_wait_file "$BATS_TEST_TMPDIR/r1"
 	pc_trace_stop KILL
 	# Nothing of the tracer may outlive it, while its process still runs.
-	pc_wait_until "$PC_TIMEOUT" pc_check_clean_quiet
+	pc_wait_until 10 pc_check_clean_quiet	# the kernel frees BPF objects late
 	pc_check_clean
 	pc_fifo_write "$F" go
 	pc_wait_file "$BATS_TEST_TMPDIR/r2"
@@ -117,7 +117,7 @@ installed() {
 	pc_fifo_write "$f" go
 	pc_wait_file "$BATS_TEST_TMPDIR/r1"
 	pc_trace_stop KILL
-	pc_wait_until "$PC_TIMEOUT" pc_check_clean_quiet
+	pc_wait_until 10 pc_check_clean_quiet	# the kernel frees BPF objects late
 	pc_check_clean
 	pc_fifo_write "$f" go
 	pc_wait_file "$BATS_TEST_TMPDIR/r2"

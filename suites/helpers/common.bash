@@ -84,14 +84,18 @@ pc_log_file() {
 }
 
 _pc_log_file() {
-	local n
+	local n h=80 t=20
 	[[ -s $2 ]] || { pc_log "  --- $1: (empty)"; return 0; }
 	n=$(wc -l <"$2")
 	pc_log "  --- $1 ($n lines, $2):"
-	if ((n > 120)); then
-		head -n 80 "$2" | sed 's/^/  | /' >>"$PC_LOG"
-		pc_log "  | ... $((n - 100)) lines not shown ..."
-		tail -n 20 "$2" | sed 's/^/  | /' >>"$PC_LOG"
+	# Other tracers' stderr can be thousands of lines a call (bcc's
+	# operand parser complains of every probe in the file): bats prints
+	# a failed test's log line by line, minutes for megabytes.
+	pc_tracer_other && h=15 t=10
+	if ((n > h + t + 20)); then
+		head -n "$h" "$2" | sed 's/^/  | /' >>"$PC_LOG"
+		pc_log "  | ... $((n - h - t)) lines not shown ..."
+		tail -n "$t" "$2" | sed 's/^/  | /' >>"$PC_LOG"
 	else
 		sed 's/^/  | /' "$2" >>"$PC_LOG"
 	fi
@@ -210,12 +214,12 @@ pc_trace_bg() {
 		[[ -e $ready ]] && { pc_log "pc[$PC_NCALL]: ready (pid $PC_TRACE_PID)"; return 0; }
 		if ! pc_inv_alive "$PC_TRACE_PID"; then
 			_pc_trace_reap
-			fail "pc_trace_bg: tracer exited with status $PC_TRACE_STATUS before it was ready: $(cat "$out.err")"; return 1
+			fail "pc_trace_bg: tracer exited with status $PC_TRACE_STATUS before it was ready: $(tail -n 5 "$out.err")"; return 1
 		fi
 		sleep 0.01	# polling the ready file, bounded by PC_TIMEOUT
 	done
 	pc_trace_stop KILL
-	fail "pc_trace_bg: tracer not ready after ${PC_TIMEOUT}s: $(cat "$out.err")"; return 1
+	fail "pc_trace_bg: tracer not ready after ${PC_TIMEOUT}s: $(tail -n 5 "$out.err")"; return 1
 }
 
 # pc_trace_stop [SIGNAL]: signal the background tracer (default INT), wait
