@@ -11,6 +11,7 @@
 #   got.K.json        the tracer's events, as the adapter printed them
 #   diff.K.txt        oraclecmp's verdict: missing and unexpected events
 #   stderr.K.txt      the tracer's stderr of that call, when there is one
+#   stderr.failed-call.txt  the stderr of the first call that exited non-zero
 #   test.log          the test's whole log (every call, status, outputs)
 #   fixture/          the fixture sources, and bin/ with every fixture file
 #                     the commands name (paths in commands.txt are the
@@ -79,9 +80,10 @@ _pc_repro_write() {
 			[[ -n $first ]] || first=$(_pc_first_difference "$diff")
 		done <"$PC_T/mismatch"
 	fi
-	if [[ -z $first && -s $PC_T/failedcalls ]]; then
+	if [[ -s $PC_T/failedcalls ]]; then
 		IFS=$'\t' read -r o t <"$PC_T/failedcalls"
-		first=$(_pc_tracer_error "$o" "$t")
+		[[ -n $first ]] || first=$(_pc_tracer_error "$o" "$t")
+		cp "$t" "$d/stderr.failed-call.txt" 2>/dev/null
 	fi
 	grep -E '^pc\[[0-9]+\]: ' "$PC_LOG" | grep -v 'exit status\|: ready' >"$d/commands.txt"
 	if [[ -s ${PC_TRACER_CMDLOG:-} ]]; then
