@@ -40,7 +40,7 @@ installed() {
 	case ${1##*/} in
 	probecheck) [[ -x $PC_BIN ]] ;;
 	libbpf) [[ -x $PC_TOOLS/pc-libbpf-usdt ]] ;;
-	bcc) python3 -c 'import bcc' 2>/dev/null ;;
+	bcc) /usr/bin/python3 -c 'import bcc' 2>/dev/null ;;	# the adapter's python
 	*) command -v "${1##*/}" >/dev/null ;;
 	esac
 }
