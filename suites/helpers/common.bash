@@ -231,6 +231,10 @@ pc_trace_stop() {
 	local dl
 	if [[ $sig == KILL ]] && pc_tracer_other; then
 		kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
+		# The adapter's children (the tracer) die on their own time:
+		# until they have, they hold uprobes and semaphores.
+		pc_wait_until "$PC_TIMEOUT" _pc_session_gone "$PC_TRACE_PID" ||
+			pc_log "pc_trace_stop: processes of session $PC_TRACE_PID still there ${PC_TIMEOUT}s after SIGKILL"
 	fi
 	kill -"$sig" "$PC_TRACE_PID" 2>/dev/null || true
 	# Another tracer that ignores the signal must not hang the test
@@ -246,6 +250,20 @@ pc_trace_stop() {
 		fi
 	fi
 	_pc_trace_reap
+}
+
+# _pc_session_gone SID: no process but zombies left in session SID (a
+# zombie has closed its files: its uprobes and semaphores are released).
+_pc_session_gone() {
+	local st
+	local -a f
+	for st in /proc/[0-9]*/stat; do
+		{ read -r st <"$st"; } 2>/dev/null || continue
+		st=${st##*) }
+		read -ra f <<<"$st"
+		[[ ${f[3]} == "$1" && ${f[0]} != Z ]] && return 1
+	done
+	return 0
 }
 
 # pc_trace_wait: wait for the background tracer to end by itself (its -c
