@@ -146,6 +146,10 @@ def section(d, issues, rel=None):
                    f"{cnt(lambda c: c.startswith('untested'))} | "
                    f"{cnt(lambda c: c == 'skip')} | {cnt(lambda c: c == 'n/a')} | "
                    f"{cnt(lambda c: c.startswith('kernel'))} | {secs(t['secs'])} |")
+    ovs = [(t["name"], (read_optional(os.path.join(d, t["name"], "OVERLAY.txt")) or "").strip())
+           for t in tracers]
+    ovs = [f"- {n}: rerun after the main run: {esc(ov)}" for n, ov in ovs if ov]
+    out += [""] + ovs if ovs else []
     out += ["", "### Claims", "",
             "| claim | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
     cl = {n: claims(d, n) for n in names}
