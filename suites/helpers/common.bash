@@ -228,28 +228,42 @@ pc_trace_bg() {
 pc_trace_stop() {
 	local sig=${1:-INT}
 	[[ -n ${PC_TRACE_PID:-} ]] || { fail "pc_trace_stop: no tracer running"; return 1; }
-	local dl
-	if [[ $sig == KILL ]] && pc_tracer_other; then
-		kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
-		# The adapter's children (the tracer) die on their own time:
-		# until they have, they hold uprobes and semaphores.
-		pc_wait_until "$PC_TIMEOUT" _pc_session_gone "$PC_TRACE_PID" ||
-			pc_log "pc_trace_stop: processes of session $PC_TRACE_PID still there ${PC_TIMEOUT}s after SIGKILL"
-	fi
-	kill -"$sig" "$PC_TRACE_PID" 2>/dev/null || true
-	# Another tracer that ignores the signal must not hang the test
-	# (probecheck's own detach may take long in a TCG guest: waited for).
-	if pc_tracer_other; then
-		dl=$(_pc_deadline "$PC_TIMEOUT")
-		while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
-			sleep 0.01	# `wait` has no timeout
-		done
-		if pc_inv_alive "$PC_TRACE_PID"; then
-			pc_log "pc_trace_stop: tracer $PC_TRACE_PID still running ${PC_TIMEOUT}s after SIG$sig, killing its group"
-			kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
+	if [[ $sig == KILL ]]; then
+		_pc_kill_tracer
+	else
+		kill -"$sig" "$PC_TRACE_PID" 2>/dev/null || true
+		# Another tracer that ignores the signal must not hang the
+		# test (probecheck's own detach may take long in a TCG guest:
+		# waited for).
+		if pc_tracer_other && ! _pc_wait_gone "$PC_TRACE_PID"; then
+			pc_log "pc_trace_stop: tracer $PC_TRACE_PID still running ${PC_TIMEOUT}s after SIG$sig, killing it"
+			_pc_kill_tracer
 		fi
 	fi
 	_pc_trace_reap
+}
+
+# _pc_wait_gone PID: wait at most PC_TIMEOUT for PID to end (`wait` has no
+# timeout); fail if it has not.
+_pc_wait_gone() {
+	local dl
+	dl=$(_pc_deadline "$PC_TIMEOUT")
+	while pc_inv_alive "$1" && _pc_before "$dl"; do
+		sleep 0.01
+	done
+	! pc_inv_alive "$1"
+}
+
+# _pc_kill_tracer: SIGKILL the background tracer.  Another tracer's whole
+# session, and until nothing of it is left: the adapter's children (the
+# tracer) die on their own time, holding uprobes and semaphores until then.
+_pc_kill_tracer() {
+	if pc_tracer_other; then
+		kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true
+		pc_wait_until "$PC_TIMEOUT" _pc_session_gone "$PC_TRACE_PID" ||
+			pc_log "processes of the tracer's session $PC_TRACE_PID still there ${PC_TIMEOUT}s after SIGKILL"
+	fi
+	kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
 }
 
 # _pc_session_gone SID: no process but zombies left in session SID (a
@@ -269,16 +283,10 @@ _pc_session_gone() {
 # pc_trace_wait: wait for the background tracer to end by itself (its -c
 # command or -p process exited), at most PC_TIMEOUT; then as pc_trace_stop.
 pc_trace_wait() {
-	local dl
 	[[ -n ${PC_TRACE_PID:-} ]] || { fail "pc_trace_wait: no tracer running"; return 1; }
-	dl=$(_pc_deadline "$PC_TIMEOUT")
-	while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
-		sleep 0.01	# `wait` has no timeout
-	done
-	if pc_inv_alive "$PC_TRACE_PID"; then
+	if ! _pc_wait_gone "$PC_TRACE_PID"; then
 		pc_log "pc_trace_wait: tracer $PC_TRACE_PID still running after ${PC_TIMEOUT}s, killing it"
-		if pc_tracer_other; then kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null || true; fi
-		kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
+		_pc_kill_tracer
 	fi
 	_pc_trace_reap
 }
@@ -768,18 +776,11 @@ pc_check_clean_quiet() {
 # _pc_stop_all: what teardown stops before checking: the tracer, the
 # registered cleanups (last first), then the spawned sessions.
 _pc_stop_all() {
-	local i dl
+	local i
 	if [[ -n ${PC_TRACE_PID:-} ]]; then
 		pc_log "teardown: tracer $PC_TRACE_PID still running, sending SIGINT"
 		kill -INT "$PC_TRACE_PID" 2>/dev/null
-		dl=$(_pc_deadline "$PC_TIMEOUT")
-		while pc_inv_alive "$PC_TRACE_PID" && _pc_before "$dl"; do
-			sleep 0.01
-		done
-		if pc_inv_alive "$PC_TRACE_PID"; then
-			if pc_tracer_other; then kill -KILL -- -"$PC_TRACE_PID" 2>/dev/null; fi
-			kill -KILL "$PC_TRACE_PID" 2>/dev/null
-		fi
+		_pc_wait_gone "$PC_TRACE_PID" || _pc_kill_tracer
 		_pc_trace_reap
 	fi
 	for ((i = ${#PC_CLEANUPS[@]} - 1; i >= 0; i--)); do
