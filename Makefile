@@ -56,7 +56,7 @@ CFLAGS   += --coverage -O0
 LDFLAGS  += --coverage
 endif
 ifneq ($(SANITIZE),)
-CFLAGS   += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+CFLAGS   += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all -fno-omit-frame-pointer
 LDFLAGS  += -fsanitize=$(SANITIZE)
 endif
 
@@ -207,6 +207,40 @@ coverage:
 valgrind: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind
 
+# Unit tests and every suite on a sanitizer build of the tracer, its tools
+# and unit tests (in $(O)-san; fixtures never take sanitizers): 0 reports
+# wanted.  ASan, LSan and UBSan write each report to a file of its own in
+# $(O)-san/sanitizer, never to stderr (suites compare probecheck's
+# stderr); the suites' teardown fails the test whose processes made one.
+# UBSan stops at the first report (-fno-sanitize-recover) so that a report
+# is also a failed command.  Valgrind cannot run a sanitizer build: it is
+# `make check`'s.  Like coverage, the figure joins RESULTS.md after a
+# `make check`.  Exit 0 iff every test passed and no report was written.
+SAN_O := $(O)-san
+SAN_DIR := $(abspath $(SAN_O))/sanitizer
+SAN_ENV := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+	UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1 \
+	LSAN_OPTIONS=suppressions=$(abspath harness/lsan.supp) PROBECHECK_SANITIZER_DIR=$(SAN_DIR)
+.PHONY: sanitize
+sanitize:
+	$(Q)rm -rf $(SAN_O)
+	$(Q)$(MAKE) --no-print-directory O=$(SAN_O) SANITIZE=address,undefined NO_INSTALL=1 all
+	$(Q)mkdir -p $(SAN_O)/results $(SAN_DIR)
+	$(Q)start=$$(date +%s); export $(SAN_ENV); \
+	./harness/run-unit $(SAN_O)/results $(UNITS:$(O)/%=$(SAN_O)/%); u=$$?; \
+	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run-suites $(SAN_O)/results $(SUITES) \
+		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
+	n=$$(ls $(SAN_DIR) | wc -l); \
+	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
+	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
+	  echo "sanitize: $$n sanitizer reports"; \
+	  for f in $$(ls $(SAN_DIR)); do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $(SAN_DIR)/$$f)"; done; \
+	} | tee $(SAN_O)/sanitize.txt; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
+		cp $(SAN_O)/sanitize.txt $(RESULTS_DIR)/sanitize.txt && $(MAKE) --no-print-directory results; \
+	fi; \
+	[ $$u = 0 ] && [ $$s = 0 ] && [ $$n = 0 ]
+
 # The suites on every kernel of ci/kernels (KERNELS="name spec ..." selects
 # or adds; MATRIX_SUITES="a,b" restricts the suites), then RESULTS.md: the
 # host's last `make check` results when there are any, else the matrix's
@@ -260,7 +294,7 @@ bisect-selftest:
 
 clean:
 	$(call msg,CLEAN,$(O))
-	$(Q)rm -rf $(O) $(O)-cov
+	$(Q)rm -rf $(O) $(O)-cov $(O)-san
 
 help:
 	@echo 'probecheck targets:'
@@ -271,6 +305,7 @@ help:
 	@echo '  check-suites bats suites only (SUITES="suites/x.bats" to select)'
 	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/; into RESULTS.md'
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
+	@echo '  sanitize     unit tests and every suite on an ASan+UBSan build ($(O)-san): 0 reports; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
 	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'

@@ -855,6 +855,24 @@ _pc_settled_violations() {
 	printf '%s\n' "$v"
 }
 
+# A sanitizer build (make sanitize) writes each report of ASan, LSan or
+# UBSan to a file of its own in PROBECHECK_SANITIZER_DIR, not to stderr
+# (suites compare probecheck's stderr): a new file fails the test that
+# made it, with the report's first error line.
+_pc_sanitizer_reports() {
+	[[ -n ${PROBECHECK_SANITIZER_DIR:-} && -d $PROBECHECK_SANITIZER_DIR ]] || return 0
+	ls -1 "$PROBECHECK_SANITIZER_DIR"
+}
+
+_pc_new_sanitizer_reports() {
+	local f
+	while IFS= read -r f; do
+		[[ -n $f ]] || continue
+		echo "sanitizer report $PROBECHECK_SANITIZER_DIR/$f:" \
+			"$(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$PROBECHECK_SANITIZER_DIR/$f")"
+	done < <(_pc_sanitizer_reports | pc_inv_new_lines "$PC_T/sanitizer.before")
+}
+
 _pc_setup_body() {
 	PC_T=$BATS_TEST_TMPDIR/pc-state
 	mkdir -p "$PC_T"
@@ -874,6 +892,7 @@ _pc_setup_body() {
 	pc_inv_bpf_ours >"$PC_T/bpf.before"
 	pc_inv_procs >"$PC_T/procs.before"
 	pc_inv_stash_names >"$PC_T/stash.before"
+	_pc_sanitizer_reports >"$PC_T/sanitizer.before"
 	# Each test starts from a clean slate or says why it cannot.
 	if [[ -s $PC_T/bpf.before ]] || [[ -n $(pc_inv_uprobe_ours) ]]; then
 		pc_log "setup: objects of ours already present before this test:"
@@ -893,6 +912,7 @@ _pc_teardown_body() {
 	v=$(printf '%s\n%s' "$v" "$(_pc_check_sites)" | sed '/^$/d')
 	_pc_kill_spawned
 	v=$(printf '%s\n%s' "$v" "$(_pc_settled_violations end)" | sed '/^$/d')
+	v=$(printf '%s\n%s' "$v" "$(_pc_new_sanitizer_reports)" | sed '/^$/d')
 	if [[ -n $v ]]; then
 		st=1
 		printf '%s\n' "$v" | batslib_decorate "cleanup invariants violated after the test"
