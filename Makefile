@@ -138,7 +138,25 @@ $(O)/tools/%: harness/tools/%.c $(PROV_OBJS) | $(O)/tools
 
 $(O)/unit/%: suites/unit/%.c suites/unit/unit.h $(PROV_OBJS) | $(O)/unit
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -iquote suites/unit $(LDFLAGS) $< $(PROV_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(UNIT_CPPFLAGS) -iquote suites/unit $(LDFLAGS) $< $(UNIT_OBJS) $(PROV_OBJS) $(LDLIBS) -o $@
+
+# test_fuzzreplay runs the fuzz targets' bodies (suites/fuzz, built here
+# with $(CC), without libFuzzer) on every committed input; fuzz_cli needs
+# the CLI's objects, all but the one with main().
+FUZZ_SRCS    := $(wildcard suites/fuzz/fuzz_*.c)
+FUZZ_ALL     := $(FUZZ_SRCS:suites/fuzz/fuzz_%.c=%)
+CLI_LIB_OBJS := $(filter-out $(O)/harness/probecheck.o,$(CLI_OBJS))
+FUZZ_BODY_OBJS := $(FUZZ_SRCS:suites/fuzz/%.c=$(O)/unit/fuzz/%.o)
+
+$(O)/unit/fuzz/%.o: suites/fuzz/%.c $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/unit/test_fuzzreplay: $(FUZZ_BODY_OBJS) $(CLI_LIB_OBJS)
+$(O)/unit/test_fuzzreplay: UNIT_OBJS = $(FUZZ_BODY_OBJS) $(CLI_LIB_OBJS)
+$(O)/unit/test_fuzzreplay: UNIT_CPPFLAGS = -DPC_FUZZ_DIR='"$(abspath suites/fuzz)"' \
+	-DPC_FUZZ_LIST='$(foreach t,$(FUZZ_ALL),X($(t)))'
 
 # ---- fixtures: their own rules (variants) live beside them ----------------
 include $(sort $(wildcard fixtures/*.mk))
@@ -207,19 +225,62 @@ coverage:
 valgrind: all
 	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind
 
+# ---- fuzzing ---------------------------------------------------------------
+# libFuzzer targets (suites/fuzz/fuzz_NAME.c, one per parser) built with
+# clang, ASan and UBSan into $(O)/fuzz; the code under test is compiled
+# again for them in $(O)/fuzz/obj.  harness/fuzz runs each for FUZZ_S
+# seconds (FUZZ_TARGETS="note spec" selects), one at a time, from the
+# committed inputs (suites/fuzz/corpus, regress) and seeds it makes from
+# the fixtures and real objects of this machine; prints execs and coverage
+# per target; a crash, sanitizer report, leak or timeout is copied to
+# suites/fuzz/regress/NAME/ (test_fuzzreplay replays it) and fails the run.
+# After a `make check`, the table joins RESULTS.md.  Not part of `all`.
+FUZZ_S       ?= 60
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_O       := $(O)/fuzz
+FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_O)/fuzz_%)
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS   = -g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra \
+	-Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-nonliteral -MMD -MP -I$(O) -iquote providers \
+	-iquote harness $(PKG_CFLAGS) $(FUZZ_SAN)
+FUZZ_LIB_OBJS := $(PROV_SRCS:%.c=$(FUZZ_O)/obj/%.o) $(CLI_LIB_OBJS:$(O)/%=$(FUZZ_O)/obj/%)
+
+$(FUZZ_O)/obj/%.o: %.c $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_DEFS) -c $< -o $@
+
+$(FUZZ_O)/obj/suites/fuzz/%.o: FUZZ_DEFS = -DPC_LIBFUZZER
+.SECONDARY: $(FUZZ_LIB_OBJS) $(FUZZ_SRCS:%.c=$(FUZZ_O)/obj/%.o)
+
+$(FUZZ_O)/fuzz_%: $(FUZZ_O)/obj/suites/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) -fsanitize=fuzzer $(FUZZ_SAN) $^ $(LDLIBS) -o $@
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS) fixtures
+	$(Q)./harness/fuzz -t $(FUZZ_S) -o $(FUZZ_O) -f $(O)/fixtures $(FUZZ_TARGETS); st=$$?; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ] && [ -f $(FUZZ_O)/fuzz.tsv ]; then \
+		cp $(FUZZ_O)/fuzz.tsv $(RESULTS_DIR)/fuzz.tsv && $(MAKE) --no-print-directory results || st=1; \
+	fi; \
+	exit $$st
+
 # Unit tests and every suite on a sanitizer build of the tracer, its tools
 # and unit tests (in $(O)-san; fixtures never take sanitizers): 0 reports
-# wanted.  ASan, LSan and UBSan write each report to a file of its own in
+# wanted.  ASan and LSan write each report to a file of its own in
 # $(O)-san/sanitizer, never to stderr (suites compare probecheck's
 # stderr); the suites' teardown fails the test whose processes made one.
-# UBSan stops at the first report (-fno-sanitize-recover) so that a report
-# is also a failed command.  Valgrind cannot run a sanitizer build: it is
+# UBSan stops at the first report (-fno-sanitize-recover) with status 86,
+# so a report is also a failed command; it writes to stderr (log_path is
+# ASan's alone in a combined build), where teardown and this count look.  Valgrind cannot run a sanitizer build: it is
 # `make check`'s.  Like coverage, the figure joins RESULTS.md after a
 # `make check`.  Exit 0 iff every test passed and no report was written.
 SAN_O := $(O)-san
 SAN_DIR := $(abspath $(SAN_O))/sanitizer
 SAN_ENV := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
-	UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1 \
+	UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1:exitcode=86 \
 	LSAN_OPTIONS=suppressions=$(abspath harness/lsan.supp) PROBECHECK_SANITIZER_DIR=$(SAN_DIR)
 .PHONY: sanitize
 sanitize:
@@ -230,16 +291,16 @@ sanitize:
 	./harness/run-unit $(SAN_O)/results $(UNITS:$(O)/%=$(SAN_O)/%); u=$$?; \
 	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run-suites $(SAN_O)/results $(SUITES) \
 		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
-	n=$$(ls $(SAN_DIR) | wc -l); \
+	n=$$(ls $(SAN_DIR) | wc -l); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
 	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
 	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
-	  echo "sanitize: $$n sanitizer reports"; \
+	  echo "sanitize: $$n ASan/LSan reports, $$ub UBSan reports"; \
 	  for f in $$(ls $(SAN_DIR)); do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $(SAN_DIR)/$$f)"; done; \
 	} | tee $(SAN_O)/sanitize.txt; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
 		cp $(SAN_O)/sanitize.txt $(RESULTS_DIR)/sanitize.txt && $(MAKE) --no-print-directory results; \
 	fi; \
-	[ $$u = 0 ] && [ $$s = 0 ] && [ $$n = 0 ]
+	[ $$u = 0 ] && [ $$s = 0 ] && [ $$n = 0 ] && [ $$ub = 0 ]
 
 # The suites on every kernel of ci/kernels (KERNELS="name spec ..." selects
 # or adds; MATRIX_SUITES="a,b" restricts the suites), then RESULTS.md: the

@@ -115,7 +115,7 @@ traced_stopped() {
 	ST_ERRF=$BATS_TEST_TMPDIR/strace.$n.err
 	# The tracer's stderr (strace passes it through) to a file of ours.
 	pc_spawn ST_PID bash -c 'exec 2>"$1"; shift; exec "$@"' _ "$ST_ERRF" \
-		strace -o "$ST_LOG" -e trace=perf_event_open \
+		strace "${PC_STRACE_ENV[@]}" -o "$ST_LOG" -e trace=perf_event_open \
 		-e inject=perf_event_open:signal=SIGSTOP:when="$n" \
 		"$PC_BIN" trace --attach=perf -p "$pid" "$@"
 	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do

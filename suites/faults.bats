@@ -98,7 +98,7 @@ st_start() {
 	ST_LOG=$BATS_TEST_TMPDIR/strace.log
 	ST_READY=$BATS_TEST_TMPDIR/tracer.ready
 	ST_TRACEE=
-	pc_spawn ST_PID strace -o "$ST_LOG" -e trace="$sys" "${filter[@]}" \
+	pc_spawn ST_PID strace "${PC_STRACE_ENV[@]}" -o "$ST_LOG" -e trace="$sys" "${filter[@]}" \
 		-e inject="$sys":signal=SIGSTOP:when="$n" \
 		"$PC_BIN" trace --attach "$MODE" --ready "$ST_READY" "$@"
 	ST_ERRF=$BATS_TEST_TMPDIR/spawn.$PC_NSPAWN.err

@@ -391,7 +391,7 @@ pid_provider() {
 frozen_tracer() {
 	local n=$1 log=$2 st i
 	shift 2
-	pc_spawn st strace -f -o "$log" -P "$UE" -e trace=openat \
+	pc_spawn st strace "${PC_STRACE_ENV[@]}" -f -o "$log" -P "$UE" -e trace=openat \
 		-e inject=openat:signal=SIGSTOP:when="$n" "$PC_BIN" trace "$@"
 	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do
 		grep -q -- '--- stopped by SIGSTOP ---' "$log" 2>/dev/null && break

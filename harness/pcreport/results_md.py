@@ -48,6 +48,8 @@ def header(results, run, wall):
             cov = c[-1] if c else (t[-1] if t else None)
             break
     cov_run = _first_line(os.path.join(results, "coverage.txt"), "coverage run: ")
+    san = read_optional(os.path.join(results, "sanitize.txt"))
+    san_lines = [l[len("sanitize: "):] for l in (san or "").splitlines() if l.startswith("sanitize: ")]
     vg = read_optional(os.path.join(results, "valgrind.txt"))
     vg_line = (_first_line(os.path.join(results, "valgrind.txt"), "valgrind: ") or "") if vg else "not run"
     return ["# probecheck results", "",
@@ -61,6 +63,8 @@ def header(results, run, wall):
             f"{cov or 'not measured since this check'}",
             f"- Coverage pass (same tests on the gcov build): {cov_run or 'not run'}",
             f"- Valgrind: {vg_line}",
+            "- Sanitizers (`make sanitize`: unit tests and every suite on an ASan+UBSan build): "
+            + ("; ".join(san_lines) if san_lines else "not run since this check"),
             f"- Kernel log during the suites: {kernel_log_line(results)}", ""]
 
 

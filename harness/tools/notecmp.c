@@ -629,8 +629,10 @@ static void sites_unmatched(const char *obj, struct nsite *r, size_t nr,
 static void sites_compare(const char *obj, struct nsite *r, size_t nr,
 			  struct nsite *l, size_t nl)
 {
-	qsort(r, nr, sizeof(*r), site_order);
-	qsort(l, nl, sizeof(*l), site_order);
+	if (nr > 1)	/* qsort(NULL, 0) is undefined: an empty side */
+		qsort(r, nr, sizeof(*r), site_order);
+	if (nl > 1)
+		qsort(l, nl, sizeof(*l), site_order);
 	if (nr != nl) {
 		diff("'%s': readelf has %zu sites, probecheck %zu", obj, nr, nl);
 		sites_unmatched(obj, r, nr, l, nl);
@@ -1065,7 +1067,8 @@ static int cmd_pid(const char *pidstr, const char *list)
 			goto out;
 		}
 	}
-	qsort(l.nv_v, l.nv_n, sizeof(l.nv_v[0]), path_order);
+	if (l.nv_n > 1)
+		qsort(l.nv_v, l.nv_n, sizeof(l.nv_v[0]), path_order);
 	for (size_t i = 0, j; i < l.nv_n; i = j) {
 		for (j = i; j < l.nv_n && !strcmp(l.nv_v[j].ns_path, l.nv_v[i].ns_path); j++)
 			;

@@ -898,8 +898,12 @@ int main(int argc, char **argv)
 	}
 	if (read_file(argv[i], 0, &on, &oracle) || read_file(argv[i + 1], 1, &on, &trace))
 		goto out;
-	qsort(oracle.es_v, oracle.es_n, sizeof(char *), cmp_str);
-	qsort(trace.es_v, trace.es_n, sizeof(char *), cmp_str);
+	/* qsort(NULL, 0, ...) is undefined (nonnull): an empty side has no
+	 * vector (make sanitize). */
+	if (oracle.es_n > 1)
+		qsort(oracle.es_v, oracle.es_n, sizeof(char *), cmp_str);
+	if (trace.es_n > 1)
+		qsort(trace.es_v, trace.es_n, sizeof(char *), cmp_str);
 	compare(&oracle, &trace, &ty);
 	if (ty.t_shown_missing > OC_SHOW_MAX)
 		printf("... %zu more distinct missing events not shown\n",

@@ -855,10 +855,18 @@ _pc_settled_violations() {
 	printf '%s\n' "$v"
 }
 
-# A sanitizer build (make sanitize) writes each report of ASan, LSan or
-# UBSan to a file of its own in PROBECHECK_SANITIZER_DIR, not to stderr
-# (suites compare probecheck's stderr): a new file fails the test that
-# made it, with the report's first error line.
+# A sanitizer build (make sanitize) writes each report of ASan and LSan to
+# a file of its own in PROBECHECK_SANITIZER_DIR, not to stderr (suites
+# compare probecheck's stderr): a new file fails the test that made it,
+# with the report's first error line.  UBSan linked with ASan ignores
+# log_path and writes to stderr (gcc 12): its "runtime error:" lines are
+# looked for in every file the test kept (the captured stderr of every
+# command), and its exit status (86, UBSAN_OPTIONS) fails the command.
+# LeakSanitizer cannot check a process that is being ptraced (it ptraces
+# its own threads at exit) and fails it instead: a sanitizer build's
+# tracer run under strace goes without the leak check (strace -E).
+PC_STRACE_ENV=(-E "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+
 _pc_sanitizer_reports() {
 	[[ -n ${PROBECHECK_SANITIZER_DIR:-} && -d $PROBECHECK_SANITIZER_DIR ]] || return 0
 	ls -1 "$PROBECHECK_SANITIZER_DIR"
@@ -871,6 +879,10 @@ _pc_new_sanitizer_reports() {
 		echo "sanitizer report $PROBECHECK_SANITIZER_DIR/$f:" \
 			"$(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$PROBECHECK_SANITIZER_DIR/$f")"
 	done < <(_pc_sanitizer_reports | pc_inv_new_lines "$PC_T/sanitizer.before")
+	[[ -n ${PROBECHECK_SANITIZER_DIR:-} ]] || return 0
+	while IFS= read -r f; do
+		echo "UBSan report in $f: $(grep -m1 -a 'runtime error: ' "$f")"
+	done < <(grep -rlsa -- 'runtime error: ' "$BATS_TEST_TMPDIR")
 }
 
 _pc_setup_body() {
