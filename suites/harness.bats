@@ -571,6 +571,28 @@ fake_build() {
 	assert_output --regexp "BPF object of ours: map [0-9]+ pc_selftest"
 }
 
+@test "invariants: under make sanitize, an ASan report file or a UBSan line on a command's stderr fails the test" {
+	requires cmd:gcc
+	local d=$BATS_TEST_TMPDIR/san
+	mkdir -p "$d/reports"
+	# Real sanitizer runtimes, as make sanitize links them.
+	echo 'int main(int c, char **v) { char *p = __builtin_malloc(4); p[c + 3] = 1; __builtin_free(p); return 0; }' >"$d/heap.c"
+	echo 'int main(int c, char **v) { int x = c + 2147483647; return x & 1; }' >"$d/ovf.c"
+	gcc -g -fsanitize=address,undefined -fno-sanitize-recover=all "$d/heap.c" -o "$d/heap"
+	gcc -g -fsanitize=address,undefined -fno-sanitize-recover=all "$d/ovf.c" -o "$d/ovf"
+	run -1 nested_run san PC_GRACE=1 PROBECHECK_SANITIZER_DIR="$d/reports" \
+		ASAN_OPTIONS="log_path=$d/reports/asan" UBSAN_OPTIONS=exitcode=86 <<-EOF
+		TEST "heap overflow" { "$d/heap" || true; }
+		TEST "signed overflow" { "$d/ovf" 2>"\$BATS_TEST_TMPDIR/err" || true; }
+		TEST "clean" { true; }
+	EOF
+	assert_line "not ok 1 heap overflow"
+	assert_output --regexp "sanitizer report $d/reports/asan\.[0-9]+: .*heap-buffer-overflow"
+	assert_line "not ok 2 signed overflow"
+	assert_output --regexp "UBSan report in .*/err: .*signed integer overflow"
+	assert_line "ok 3 clean"
+}
+
 # ---------------------------------------------------------------------------
 # the suites themselves
 
