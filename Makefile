@@ -302,6 +302,28 @@ sanitize:
 	fi; \
 	[ $$u = 0 ] && [ $$s = 0 ] && [ $$n = 0 ] && [ $$ub = 0 ]
 
+# Mutation testing (harness/mutate): MUTANTS mutants of providers/ and the
+# BPF program, picked by MUTATE_SEED (MUTATE_FILES="providers/spec.c"
+# restricts), each built in a scratch copy ($(O)/mutate) and run against
+# the unit tests and the suites ci/mutate-suites maps its file to, at most
+# MUTATE_S seconds each; prints the score and every survivor with the
+# command that reproduces it.  After a `make check`, the figures join
+# RESULTS.md.  Exit 0 iff the score is at least MUTATE_MIN (95).
+MUTANTS      ?= 120
+MUTATE_SEED  ?= 1
+MUTATE_S     ?= 240
+MUTATE_FILES ?=
+.PHONY: mutate
+mutate:
+	$(Q)./harness/mutate --out $(ABS_O)/mutate --mutants $(MUTANTS) --seed $(MUTATE_SEED) \
+		--budget $(MUTATE_S) $(if $(MUTATE_FILES),--files '$(MUTATE_FILES)'); st=$$?; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ] && [ -f $(O)/mutate/summary.txt ]; then \
+		cp $(O)/mutate/mutants.tsv $(RESULTS_DIR)/mutate.tsv && \
+		cp $(O)/mutate/summary.txt $(RESULTS_DIR)/mutate.txt && \
+		$(MAKE) --no-print-directory results || st=1; \
+	fi; \
+	exit $$st
+
 # The suites on every kernel of ci/kernels (KERNELS="name spec ..." selects
 # or adds; MATRIX_SUITES="a,b" restricts the suites), then RESULTS.md: the
 # host's last `make check` results when there are any, else the matrix's
@@ -366,13 +388,16 @@ help:
 	@echo '  check-suites bats suites only (SUITES="suites/x.bats" to select)'
 	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/; into RESULTS.md'
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
+	@echo '  fuzz         libFuzzer targets (clang, ASan+UBSan), FUZZ_S (60) s each, FUZZ_TARGETS="note spec" selects; into RESULTS.md'
 	@echo '  sanitize     unit tests and every suite on an ASan+UBSan build ($(O)-san): 0 reports; into RESULTS.md'
+	@echo '  mutate       mutation testing of providers/: MUTANTS (120) mutants, unit tests + mapped suites, MUTATE_S (240) s each; score, survivors; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
 	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
 	@echo '  flake        the suites FLAKE_N (20) times; lists every test whose outcome changed'
 	@echo '  bisect-selftest  bisect-kernels and bisect-git find planted regressions'
 	@echo '  clean        remove $(O) and $(O)-cov'
-	@echo 'variables: O=dir V=1 COVERAGE=1 SANITIZE=address,undefined SUITES=...'
+	@echo 'variables: O=dir V=1 COVERAGE=1 SANITIZE=address,undefined SUITES=... FUZZ_S=... FUZZ_TARGETS=...'
+	@echo '           make mutate: MUTANTS=... MUTATE_SEED=... MUTATE_S=... MUTATE_FILES=glob MUTATE_MIN=...'
 
--include $(shell find $(O) -name '*.d' 2>/dev/null)
+-include $(shell find $(O) -type f -name '*.d' 2>/dev/null)

@@ -29,7 +29,9 @@ static int parse_opts(int argc, char **argv)
 	};
 	int c;
 
-	optind = 1;
+	/* 0, not 1: all of getopt's state.  A parse that stopped inside a
+	 * cluster ("-Zp1") would resume there, in an argv that is gone. */
+	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		if (c == 'h') {

@@ -127,7 +127,9 @@ int cmd_list(int argc, char **argv)
 	int json = 0, c, err;
 	pid_t pid = 0;
 
-	optind = 1;
+	/* 0, not 1: all of getopt's state.  A parse that stopped inside a
+	 * cluster ("-Zp1") would resume there, in an argv that is gone. */
+	optind = 0;
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
 	while ((c = getopt_long(argc, argv, "+:jp:h", opts, NULL)) != -1) {
 		switch (c) {

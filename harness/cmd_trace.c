@@ -64,7 +64,7 @@ static int parse_attach(const char *s, const struct attach_ops **mode)
 	return -EINVAL;
 }
 
-static int parse_opts(int argc, char **argv, struct trace_opts *o)
+int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -80,7 +80,9 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 	};
 	int c;
 
-	optind = 1;
+	/* 0, not 1: all of getopt's state.  A parse that stopped inside a
+	 * cluster ("-Zp1") would resume there, in an argv that is gone. */
+	optind = 0;
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
 	o->to_nargs = 6;
 	o->to_attach = NULL;    /* auto */
@@ -108,7 +110,7 @@ static int parse_opts(int argc, char **argv, struct trace_opts *o)
 				return -EINVAL;
 			break;
 		case 'v': pc_log_verbose = 1; break;
-		case 'h': usage(stdout); exit(EXIT_OK);
+		case 'h': usage(stdout); return 1;
 		default:
 			bad_option("trace", c, argv);
 			return -EINVAL;
@@ -200,7 +202,10 @@ int cmd_trace(int argc, char **argv)
 	struct site_set ss = { 0 };
 	int err, rc;
 
-	if (parse_opts(argc, argv, &o)) {
+	err = trace_parse_opts(argc, argv, &o);
+	if (err > 0)
+		return EXIT_OK;         /* --help */
+	if (err) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}

@@ -33,6 +33,13 @@ struct trace_out {
 void trace_print_event(void *ctx, const struct pc_event *ev,
 		       const char (*strs)[PC_STR_LEN]);
 
+/*
+ * trace's options and PROBE arguments (argv[0] is "trace") into @o, which
+ * the caller zeroed: 0, 1 after printing the usage for --help, or -EINVAL
+ * with a message.  Probes are kept as typed, not parsed.
+ */
+int trace_parse_opts(int argc, char **argv, struct trace_opts *o);
+
 /* Resolve every PROBE into sites; exit code semantics (2 = bad input). */
 int trace_resolve(const struct trace_opts *o, struct site_set *ss);
 

@@ -57,8 +57,11 @@ static int pm_parse_line(char *line, struct pm_map *m)
 	int pos = -1;
 	size_t len;
 
+	/* perms is "rwxp" or the like, always 4: a shorter one left
+	 * perms[2], read below, unset. */
 	if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
-		   perms, &off, &major, &minor, &ino, &pos) < 7 || pos < 0)
+		   perms, &off, &major, &minor, &ino, &pos) < 7 || pos < 0 ||
+	    strlen(perms) != 4)
 		return -EINVAL;
 	len = strlen(line);
 	if (len && line[len - 1] == '\n')
@@ -138,27 +141,26 @@ static int pm_acc_add(struct pm_acc *pa, pid_t pid, const struct pm_map *m)
 	return 0;
 }
 
-static int pm_read_maps(pid_t pid, int quiet, struct pm_acc *pa)
+static void pm_object_clear(struct pm_object *po)
 {
-	char path[64], *line = NULL;
+	free(po->po_path);
+	free(po->po_open_path);
+}
+
+/* Every line of @f into @pa; @name (the file) for messages. */
+static int pm_read_lines(FILE *f, pid_t pid, int quiet, const char *name,
+			 struct pm_acc *pa)
+{
+	char *line = NULL;
 	size_t cap = 0;
-	FILE *f;
 	int err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f) {
-		err = errno == ENOENT ? -ESRCH : -errno;
-		pc_err_unless(quiet, "procmaps: pid %d: %s", (int)pid, err == -ESRCH ?
-		       "no such process" : pc_strerror(-err));
-		return err;
-	}
 	while (getline(&line, &cap, f) > 0) {
 		struct pm_map m;
 
 		if (pm_parse_line(line, &m)) {
 			pc_err_unless(quiet, "procmaps: pid %d: unparsable line in %s: %s",
-			       (int)pid, path, line);
+			       (int)pid, name, line);
 			err = -EINVAL;
 			goto out;
 		}
@@ -176,12 +178,37 @@ static int pm_read_maps(pid_t pid, int quiet, struct pm_acc *pa)
 	/* A process that exits while we read leaves a short, valid file. */
 	if (ferror(f)) {
 		err = errno == ESRCH ? -ESRCH : -EIO;
-		pc_err_unless(quiet, "procmaps: pid %d: reading %s failed", (int)pid, path);
+		pc_err_unless(quiet, "procmaps: pid %d: reading %s failed", (int)pid, name);
 	}
 out:
 	free(line);
-	fclose(f);
 	return err;
+}
+
+int procmaps_parse(FILE *f, pid_t pid, unsigned flags, const char *name,
+		   struct pm_objects *out)
+{
+	struct pm_acc pa = { .pa_out = out };
+	size_t i, n = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	err = pm_read_lines(f, pid, !!(flags & PM_QUIET), name, &pa);
+	if (err) {
+		free(pa.pa_exec);
+		procmaps_free(out);
+		return err;
+	}
+	for (i = 0; i < out->po_n; i++) {
+		if (!pa.pa_exec[i]) {
+			pm_object_clear(&out->po_v[i]);
+			continue;
+		}
+		out->po_v[n++] = out->po_v[i];
+	}
+	out->po_n = n;
+	free(pa.pa_exec);
+	return 0;
 }
 
 /* Cheap magic check so non-ELF mappings are skipped without an error. */
@@ -197,12 +224,6 @@ static int pm_is_elf(const char *path)
 	     !memcmp(id, ELFMAG, SELFMAG);
 	fclose(f);
 	return ok;
-}
-
-static void pm_object_clear(struct pm_object *po)
-{
-	free(po->po_path);
-	free(po->po_open_path);
 }
 
 /* 0: keep @po with its bias set; 1: drop it. */
@@ -231,30 +252,35 @@ static int pm_object_bias(pid_t pid, int quiet, struct pm_object *po)
 int procmaps_read(pid_t pid, unsigned flags, struct pm_objects *out)
 {
 	int quiet = !!(flags & PM_QUIET);
-	struct pm_acc pa = { .pa_out = out };
+	char path[64];
 	size_t i, n = 0;
+	FILE *f;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = pm_read_maps(pid, quiet, &pa);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f) {
+		err = errno == ENOENT ? -ESRCH : -errno;
+		pc_err_unless(quiet, "procmaps: pid %d: %s", (int)pid, err == -ESRCH ?
+		       "no such process" : pc_strerror(-err));
+		return err;
+	}
+	err = procmaps_parse(f, pid, flags, path, out);
+	fclose(f);
 	if (err)
-		goto fail;
+		return err;
 	for (i = 0; i < out->po_n; i++) {
 		struct pm_object *po = &out->po_v[i];
 
-		if (!pa.pa_exec[i] || pm_object_bias(pid, quiet, po)) {
+		if (pm_object_bias(pid, quiet, po)) {
 			pm_object_clear(po);
 			continue;
 		}
 		out->po_v[n++] = *po;
 	}
 	out->po_n = n;
-	free(pa.pa_exec);
 	return 0;
-fail:
-	free(pa.pa_exec);
-	procmaps_free(out);
-	return err;
 }
 
 void procmaps_free(struct pm_objects *o)

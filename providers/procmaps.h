@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct pm_object {
@@ -32,6 +33,14 @@ struct pm_objects {
 /* 0, -ESRCH (no such process), or -errno with a message unless PM_QUIET. */
 int  procmaps_read(pid_t pid, unsigned flags, struct pm_objects *out);
 void procmaps_free(struct pm_objects *o);
+/*
+ * The first half of procmaps_read, on text already opened: every object
+ * of @pid with an executable mapping in @f (the format of /proc/PID/maps;
+ * @name names it in messages), po_bias 0: the objects are not opened.
+ * 0, -EINVAL (a line it cannot parse), -ENOMEM, -EIO/-ESRCH (reading).
+ */
+int  procmaps_parse(FILE *f, pid_t pid, unsigned flags, const char *name,
+		    struct pm_objects *out);
 /* Find the object whose path (as the process sees it) is @path. */
 const struct pm_object *procmaps_find(const struct pm_objects *o,
 				      const char *path);

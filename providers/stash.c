@@ -305,8 +305,7 @@ int stash_record_write(const struct tracer_id *id, char *const *items, size_t n)
 
 /* ---- cleanup ----------------------------------------------------------- */
 
-/* "PID-START", or ".PID-START.tmp" (@tmp set): a record's name. */
-static int parse_name(const char *name, struct tracer_id *id, int *tmp)
+int stash_name_parse(const char *name, struct tracer_id *id, int *tmp)
 {
 	unsigned long long pid, start;
 	char canon[80];
@@ -354,14 +353,8 @@ static int read_record(int dfd, const char *name, char **out)
 	return 0;
 }
 
-/*
- * Split @buf into lines and check them all: magic and version, the tracer
- * line matching the file name, every item of a known kind naming something
- * of this tracer's.  Items are pointed to in @buf.  0 or -EINVAL with
- * *@why set.
- */
-static int parse_record(char *buf, const struct tracer_id *id, char ***items,
-			size_t *n, const char **why)
+int stash_record_parse(char *buf, const struct tracer_id *id, char ***items,
+		       size_t *n, const char **why)
 {
 	char *line, *save = buf, **v = NULL;
 	unsigned long long pid, start;
@@ -463,7 +456,7 @@ static void undo_record(struct cleanup_ctx *c, const char *name,
 		goto out;               /* another cleanup was faster */
 	if (err)
 		why = err == -EPERM ? "not a regular file of ours" : pc_strerror(-err);
-	else if (parse_record(buf, id, &items, &n, &why))
+	else if (stash_record_parse(buf, id, &items, &n, &why))
 		err = -EINVAL;
 	if (err) {
 		if (!c->cc_quiet)
@@ -511,7 +504,7 @@ static void cleanup_one(struct cleanup_ctx *c, const char *name)
 	struct tracer_id id;
 	int tmp;
 
-	if (parse_name(name, &id, &tmp)) {
+	if (stash_name_parse(name, &id, &tmp)) {
 		if (!c->cc_quiet)
 			pc_err("stash: '%s/%s': not a record name: left alone",
 			       stash_dir(), name);

@@ -55,6 +55,21 @@ const char *stash_dir(void);
 int  stash_record_write(const struct tracer_id *id, char *const *items,
 			size_t n);
 
+/*
+ * The two readers of stash_cleanup, on what it read (for tests too).
+ * A record's file name, "PID-START" or ".PID-START.tmp" (@tmp set), in
+ * exactly the form stash_record_write gives it: 0 or -EINVAL.
+ */
+int  stash_name_parse(const char *name, struct tracer_id *id, int *tmp);
+/*
+ * A record's text (NUL-terminated, split in place into lines): magic and
+ * version, the tracer line matching @id, every item of a known kind
+ * naming something of @id's (stash_kind.sk_check).  0 with *@items (free
+ * it; the items point into @buf) and *@n, or -EINVAL with *@why set.
+ */
+int  stash_record_parse(char *buf, const struct tracer_id *id, char ***items,
+			size_t *n, const char **why);
+
 struct stash_report {
 	unsigned sr_removed;    /* records of dead tracers undone and removed */
 	unsigned sr_items;      /* items undone (tracefs entries removed) */

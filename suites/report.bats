@@ -243,6 +243,65 @@ findings_run() {
 	assert_line "- Kernel log during the suites: not scanned (no suite ran, or dmesg was not readable)"
 }
 
+@test "results: make fuzz's table becomes the Fuzzing section (a row per target, the total); none without it; a foreign file is named, not fatal" {
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s <<<$'1..1\nok 1 fine'
+	run -0 report results "$d" 10
+	refute_line "## Fuzzing"
+	{
+		printf '# make fuzz FUZZ_S=120\t2026-01-02 03:04 UTC\tDebian clang version 14.0.6\n'
+		printf 'target\tseconds\texecs\texecs_per_s\tcov\tft\tcorpus\tcrashes\n'
+		printf 'note\t120\t1800000\t15000\t342\t1439\t465\t0\n'
+		printf 'spec\t120\t12000000\t100000\t242\t1144\t2289\t1\n'
+	} >"$d/fuzz.tsv"
+	run -0 report results "$d" 10
+	f=$(section "$output" "Fuzzing")
+	grep -qF '`make fuzz FUZZ_S=120` (Debian clang version 14.0.6, libFuzzer with ASan and UBSan, leaks detected), 2026-01-02 03:04 UTC: 2 targets, 13800000 execs, 1 crash.' <<<"$f" ||
+		fail "caption: $f"
+	grep -qxF '| note | 120 | 1800000 | 15000 | 342 | 0 |' <<<"$f" || fail "note row: $f"
+	grep -qxF '| spec | 120 | 12000000 | 100000 | 242 | 1 |' <<<"$f" || fail "spec row: $f"
+	grep -qxF '| **total** | **240** | **13800000** | 57500 | | **1** |' <<<"$f" || fail "total: $f"
+	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
+	printf 'not a header\n' >"$d/fuzz.tsv"
+	run -0 report results "$d" 10
+	assert_line "\`$d/fuzz.tsv\` could not be read: unexpected header (not written by harness/fuzz?)"
+	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
+}
+
+@test "results: make mutate's rows become the Mutation testing section (score, counts, survivors, listed equivalents); without them the header says so; a foreign file is named, not fatal" {
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s <<<$'1..1\nok 1 fine'
+	run -0 report results "$d" 10
+	assert_line '- Mutation score (`make mutate`): not run since this check'
+	refute_line "## Mutation testing"
+	{
+		printf 'id\tfile\tline\tcol\tfunction\toperator\toriginal\treplacement\tverdict\tby\tseconds\tbefore\tafter\n'
+		printf 'a1\tproviders/spec.c\t10\t5\tspec_num\tROR\t<\t<=\tkilled\tunit test_spec: not ok 3 x\t2\tif (a < b)\tif (a <= b)\n'
+		printf 'a2\tproviders/elf.c\t20\t5\telf_x\tERR\t)\t, 0)\tkilled\tsuite badinput: a test\t30\tif (err)\tif (err, 0)\n'
+		printf 'a3\tproviders/elf.c\t30\t5\telf_y\tOBO\t8\t9\tsurvived\tran: unit badinput\t40\tn < 8\tn < 9\n'
+		printf 'a4\tproviders/note.c\t40\t5\tnote_z\tAOR\t+\t-\tstillborn\terror: x\t1\ta + b\ta - b\n'
+		printf 'a5\tproviders/note.c\t50\t5\tnote_z\tSIGN\t(int)\t\tsame-code\tobject identical\t1\t(int)x\tx\n'
+		printf 'a6\tproviders/note.c\t60\t5\tnote_w\tSIGN\t(__u32)\t\tequivalent\tthe field is __u32\t0\t(__u32)x\tx\n'
+		printf 'a7\tproviders/bpf/pc.bpf.c\t70\t5\tfill\tROR\t<\t<=\ttimeout\tsuite arguments: timed out\t240\ti < n\ti <= n\n'
+	} >"$d/mutate.tsv"
+	printf 'seed: 3\nmutants: 7\nbudget: 240\ncommand: harness/mutate --mutants 7 --seed 3\nwall: 600\n' >"$d/mutate.txt"
+	run -0 report results "$d" 10
+	# 3 of 7 not scored (stillborn, same code, listed): 3 detected of 4
+	assert_line '- Mutation score (`make mutate`): 75.0% (3 of 4 killed or timed out); see "Mutation testing"'
+	m=$(section "$output" "Mutation testing")
+	grep -qF '**Score: 75.0% (3 of 4 killed or timed out).**' <<<"$m" || fail "score: $m"
+	grep -qxF '| 7 | 1 | 1 | 1 | 1 | 1 | 1 | 1 |' <<<"$m" || fail "counts: $m"
+	grep -qxF '- `a3` providers/elf.c:30 `elf_y` OBO: `n < 8` → `n < 9`' <<<"$m" || fail "survivor: $m"
+	grep -qxF '- `a6` providers/note.c:60 `note_w` SIGN: `(__u32)x` → `x` — the field is __u32' <<<"$m" || fail "equivalent: $m"
+	grep -qF '`harness/mutate --mutants 7 --seed 3` (harness/mutate; seed 3, 240 s per mutant, wall time 10m 00s)' <<<"$m" ||
+		fail "caption: $m"
+	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
+	printf 'not a header\n' >"$d/mutate.tsv"
+	run -0 report results "$d" 10
+	assert_line "\`$d/mutate.tsv\` could not be read: '$d/mutate.tsv': no 'id' header (not written by harness/mutate?)"
+	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
+}
+
 # Every report the kernel log patterns know, one per line (the headlines of
 # lib/bug.c, panic, watchdogs, RCU, sanitizers, the verifier, uprobes).
 KLOG_LINES=(

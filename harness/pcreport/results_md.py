@@ -4,7 +4,9 @@ every kernel matrix given, from their files alone.
 Sections: header lines; Kernel findings (first: the listed kernel problems
 and what this kernel and every kernel of the matrices say about each, with
 the tests and evidence); Kernel log; Suites; Failures; Skipped tests;
-Unit tests; then one "Kernel matrix" section per matrix directory.
+Unit tests; Fuzzing (when `make fuzz` ran since); Mutation testing (when
+`make mutate` ran since, pcreport/mutation.py); then one "Kernel matrix"
+section per matrix directory.
 """
 
 import os
@@ -13,7 +15,7 @@ import re
 import time
 
 from . import findings as F
-from . import kernlog, matrix, tracers
+from . import kernlog, matrix, mutation, tracers
 from .errors import ReportError, read_optional
 from .md import esc, plural, secs
 
@@ -65,6 +67,7 @@ def header(results, run, wall):
             f"- Valgrind: {vg_line}",
             "- Sanitizers (`make sanitize`: unit tests and every suite on an ASan+UBSan build): "
             + ("; ".join(san_lines) if san_lines else "not run since this check"),
+            mutation.header_line(results),
             f"- Kernel log during the suites: {kernel_log_line(results)}", ""]
 
 
@@ -255,6 +258,45 @@ def units_section(run):
     return out
 
 
+FUZZ_COLS = ["target", "seconds", "execs", "execs_per_s", "cov", "ft", "corpus", "crashes"]
+
+
+def fuzz_section(results):
+    """`make fuzz`'s table (harness/fuzz's fuzz.tsv, copied into the
+    results directory), or nothing when it has not run since the check."""
+    path = os.path.join(results, "fuzz.tsv")
+    text = read_optional(path)
+    if not text:
+        return []
+    lines = text.splitlines()
+    about = lines.pop(0)[1:].strip().split("\t") if lines[0].startswith("#") else []
+    why = None
+    if not lines or lines[0].split("\t") != FUZZ_COLS:
+        why = "unexpected header (not written by harness/fuzz?)"
+    else:
+        try:
+            rows = [dict(zip(FUZZ_COLS, [f[0]] + [int(x) for x in f[1:]]))
+                    for f in (l.split("\t") for l in lines[1:]) if len(f) == len(FUZZ_COLS)]
+        except ValueError as e:
+            why = str(e)
+    if why:     # like a broken matrix: named, the rest of RESULTS.md written
+        return ["", "## Fuzzing", "", f"`{path}` could not be read: {esc(why)}"]
+    tot = {k: sum(r[k] for r in rows) for k in ("seconds", "execs", "crashes")}
+    cmd, date, cc = (about + ["", "", ""])[:3]
+    out = ["", "## Fuzzing", "",
+           f"`{cmd or 'make fuzz'}` ({esc(cc) or 'clang'}, libFuzzer with ASan and UBSan, leaks "
+           f"detected), {date or 'date unknown'}: {plural(len(rows), 'target')}, "
+           f"{tot['execs']} execs, {tot['crashes']} crash{'es' * (tot['crashes'] != 1)}. "
+           "What each target feeds and how to reproduce a crash: `suites/fuzz/README.md`.", "",
+           "| target | seconds | execs | execs/s | cov | crashes |", "|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {esc(r['target'])} | {r['seconds']} | {r['execs']} | {r['execs_per_s']} "
+                   f"| {r['cov']} | {r['crashes']} |")
+    out.append(f"| **total** | **{tot['seconds']}** | **{tot['execs']}** | "
+               f"{tot['execs'] // max(1, tot['seconds'])} | | **{tot['crashes']}** |")
+    return out
+
+
 def write(results, run, wall, issues, matrices, root):
     """RESULTS.md as a list of lines.  MATRICES: [(dir, [Column] or the
     ReportError that kept it from being read)]: an old or broken matrix
@@ -267,7 +309,8 @@ def write(results, run, wall, issues, matrices, root):
     out += findings_section(run, issues, results, [cols for _, cols in good])
     out += kernel_log_section(results)
     out += suites_section(run) + slowest_section(run, root) + failures_section(run)
-    out += skipped_section(run) + units_section(run)
+    out += skipped_section(run) + units_section(run) + fuzz_section(results)
+    out += mutation.section(results)
     for m, cols in matrices:
         if isinstance(cols, ReportError):
             out += ["", "## Kernel matrix", "", f"`{m}` could not be read: {esc(cols)}"]
