@@ -52,9 +52,15 @@ int parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-void bad_option(const char *cmd, int c, char **argv)
+void bad_option(const char *cmd, int c, char **argv, int at)
 {
-	const char *opt = argv[optind - 1];
+	const char *opt = argv[at];
+	char shortopt[3] = { '-', (char)optopt, 0 };
+
+	/* A short option is named alone: in a cluster ("-Zp1") the element
+	 * is not the option, and getopt may not have moved past it. */
+	if (optopt && strncmp(opt, "--", 2))
+		opt = shortopt;
 
 	if (c == ':')
 		pc_err("%s: option '%s' needs an argument", cmd, opt);

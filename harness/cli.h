@@ -18,8 +18,12 @@ void usage(FILE *f);
 /* "123" -> pid; -EINVAL (message) for anything else, -ESRCH if absent. */
 int parse_pid(const char *s, pid_t *pid);
 
-/* Report getopt's '?' or ':' for the option just parsed. */
-void bad_option(const char *cmd, int c, char **argv);
+/* Report getopt's '?' or ':' for the option just parsed; @at is the
+ * index of the argv element getopt was in (optind before the call, 1 for
+ * the first). */
+void bad_option(const char *cmd, int c, char **argv, int at);
+/* optind before a getopt call: the element the call parses from. */
+#define GETOPT_AT() (optind ? optind : 1)
 
 /* JSON string with escapes, quotes included. */
 void json_str(FILE *f, const char *s);

@@ -27,18 +27,18 @@ static int parse_opts(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	int c;
+	int c, at;
 
 	/* 0, not 1: all of getopt's state.  A parse that stopped inside a
 	 * cluster ("-Zp1") would resume there, in an argv that is gone. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+	while ((at = GETOPT_AT(), c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 1;
 		}
-		bad_option("cleanup", c, argv);
+		bad_option("cleanup", c, argv, at);
 		return -EINVAL;
 	}
 	if (optind < argc) {

@@ -124,14 +124,14 @@ int cmd_list(int argc, char **argv)
 		{ 0 }
 	};
 	struct site_set ss = { 0 };
-	int json = 0, c, err;
+	int json = 0, c, err, at;
 	pid_t pid = 0;
 
 	/* 0, not 1: all of getopt's state.  A parse that stopped inside a
 	 * cluster ("-Zp1") would resume there, in an argv that is gone. */
 	optind = 0;
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
-	while ((c = getopt_long(argc, argv, "+:jp:h", opts, NULL)) != -1) {
+	while ((at = GETOPT_AT(), c = getopt_long(argc, argv, "+:jp:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = 1; break;
 		case 'p':
@@ -140,7 +140,7 @@ int cmd_list(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return EXIT_OK;
 		default:
-			bad_option("list", c, argv);
+			bad_option("list", c, argv, at);
 			usage(stderr);
 			return EXIT_USAGE;
 		}

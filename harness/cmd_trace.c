@@ -78,7 +78,7 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	int c;
+	int c, at;
 
 	/* 0, not 1: all of getopt's state.  A parse that stopped inside a
 	 * cluster ("-Zp1") would resume there, in an argv that is gone. */
@@ -86,7 +86,7 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 	opterr = 0;     /* our own messages, with the probecheck: prefix */
 	o->to_nargs = 6;
 	o->to_attach = NULL;    /* auto */
-	while ((c = getopt_long(argc, argv, "+:jc:p:afvh", opts, NULL)) != -1) {
+	while ((at = GETOPT_AT(), c = getopt_long(argc, argv, "+:jc:p:afvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': o->to_json = 1; break;
 		case 's':
@@ -112,7 +112,7 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 		case 'v': pc_log_verbose = 1; break;
 		case 'h': usage(stdout); return 1;
 		default:
-			bad_option("trace", c, argv);
+			bad_option("trace", c, argv, at);
 			return -EINVAL;
 		}
 	}

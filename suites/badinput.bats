@@ -204,6 +204,11 @@ poke() {
 	assert_err "^probecheck: list: unknown option '--bogus'"
 	bad trace -c true -p
 	assert_err "^probecheck: trace: option '-p' needs an argument"
+	# In a cluster the option is named, not its element nor the one before.
+	bad trace --json -Zp1 "usdt:$FX:fx:a0"
+	assert_err "^probecheck: trace: unknown option '-Z'"
+	bad trace -jZ -c true "usdt:$FX:fx:a0"
+	assert_err "^probecheck: trace: unknown option '-Z'"
 	bad frobnicate
 	assert_err "unknown command 'frobnicate'"
 	bad --bogus
