@@ -25,3 +25,61 @@ PC_REQUIRES=(root)
 	done
 	((${#bad[@]} == 0)) || fail "$(printf '%s\n' "${bad[@]}")"
 }
+
+# What a kernel without a feature answers, emulated: pc-deny refuses the
+# system call the feature needs (seccomp), so the tracer's probe and its
+# fallback meet the refusal as they would on an older kernel, here.
+deny() {
+	PC_WRAP=("$PC_TOOLS/pc-deny" "$@" --)
+}
+
+@test "no BPF links (BPF_LINK_CREATE refused, as before 5.7): features says no uprobe_multi with the kernel's reason, auto traces through perf by place, exact" {
+	requires bpf uprobe_pmu
+	local -a PC_WRAP
+	local fx o t
+	deny bpf:LINK_CREATE
+	run -0 pc features
+	assert_line uprobe_multi=0
+	assert_line uprobe_multi_pid=0
+	assert_line --regexp '^uprobe_multi_why=BPF_LINK_CREATE with BPF_TRACE_UPROBE_MULTI: Invalid argument'
+	assert_line attach_auto=perf
+	assert_line attach_auto_all=perf
+	# A cookie needs a perf link (libbpf: "user context value is not
+	# supported"): without links, sites go by place, as before 5.15.
+	export PROBECHECK_SITE_ID=place
+	fx=$(fx_bin gcc_O2_pie)
+	o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	pc trace -v --json -c "$fx --oracle $o fire:fx:a1:2 fire:fx:a3:2" "usdt:$fx:fx:a1" "usdt:$fx:fx:a3" \
+		>"$t" 2>"$t.err" || fail "trace exited $?: $(tail -n 3 "$t.err")"
+	grep -q 'attach: auto: perf' "$t.err" || fail "auto did not say it chose perf: $(grep 'auto' "$t.err")"
+	assert_oracle "$o" "$t"
+	# --attach=multi is refused, naming the reason.
+	run -1 --separate-stderr pc trace --attach=multi -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
+	[[ $stderr == *"uprobe_multi"* ]] || fail "no reason: $stderr"
+}
+
+@test "no bpf_cookie (BPF_PROG_LOAD refused, as a kprobe program calling bpf_get_attach_cookie is before 5.15): features says no and goes by place" {
+	requires bpf
+	local -a PC_WRAP
+	deny bpf:PROG_LOAD
+	run -0 pc features
+	assert_line bpf_cookie=0
+	assert_line --regexp '^bpf_cookie_why=bpf_get_attach_cookie not allowed in kprobe programs'
+	assert_line sites_by_place=1
+	assert_line uprobe_multi=0
+	assert_line attach_auto=perf
+}
+
+@test "perf_event_open refused (a locked-down kernel): the PMU is still found, a trace fails naming the site and the refusal (exit 1), nothing left" {
+	requires bpf
+	local -a PC_WRAP
+	local fx
+	deny -e EACCES perf_event_open
+	run -0 pc features
+	assert_line uprobe_pmu=1
+	fx=$(fx_bin gcc_O2_pie)
+	run -1 --separate-stderr pc trace --attach=perf -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
+	assert_output ''
+	[[ $stderr =~ "uprobe: '$fx' offset 0x"[0-9a-f]+" (fx:a1): Permission denied" ]] ||
+		fail "site or reason not named: $stderr"
+}
