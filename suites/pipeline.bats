@@ -227,3 +227,18 @@ ends_cleanly_on() {
 		END { for (t in n) k++; print k " threads"; exit bad }' "$t"
 	assert_output "5 threads"
 }
+
+@test "started with stdin and stderr closed, the tracer keeps fds 0 and 2 on /dev/null: nothing it opens takes their place; events exact" {
+	local fx o t cmd
+	fx=$(fx_bin gcc_O2_pie)
+	o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json cmd=$BATS_TEST_TMPDIR/cmd.sh
+	# The -c command's parent is the tracer, attached by then (tracefs:
+	# it opens a stash record too).
+	printf '#!/bin/sh\nreadlink /proc/$PPID/fd/0 /proc/$PPID/fd/2 >%s\nexec %s --oracle %s fire:fx:a1:2\n' \
+		"$BATS_TEST_TMPDIR/fds" "$fx" "$o" >"$cmd"
+	chmod +x "$cmd"
+	local -a PC_WRAP=(bash -c 'exec <&- 2>&-; exec "$@"' _)
+	pc trace --attach=tracefs --json -c "$cmd" "usdt:$fx:fx:a1" >"$t" || fail "trace exited $?"
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/fds" | xargs)" "/dev/null /dev/null"
+	assert_oracle "$o" "$t"
+}
