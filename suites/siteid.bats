@@ -78,15 +78,17 @@ traced_p() {
 		"usdt:$(fx_bin "$FXV"):fx:*" "usdt:$lib:fxlib:*"
 }
 
-@test "by place: -p with PATH '*' and a library dlopen'd after attach: the linker hook goes by place too" {
+@test "by place: -p with PATH '*' and a library dlopen'd after attach, closed and opened again: the linker hook goes by place too" {
 	local lib t=$BATS_TEST_TMPDIR/t.json
 	lib=$(fx_lib "$FXV")
 	# A '*' probe must match at attach: fx:a4 in the executable does,
-	# fxlib:l4 in the library once it is loaded.
-	traced_p "$t" -- fire:fx:a4:1 "dlopen:$lib" libfire:fxlib:l4:2 "dlclose:$lib" -- \
-		'usdt:*:fx*:[al]4'
+	# fxlib:l4 in the library once it is loaded.  Loaded again, the
+	# library's sites are at the same places: their entries must have
+	# gone with the dlclose.
+	traced_p "$t" -- fire:fx:a4:1 "dlopen:$lib" libfire:fxlib:l4:2 "dlclose:$lib" \
+		"dlopen:$lib" libfire:fxlib:l4:1 "dlclose:$lib" -- 'usdt:*:fx*:[al]4'
 	grep -q "follow: hooked _dl_debug_state" "$t.err" || fail "no linker hook: $(cat "$t.err")"
-	assert_equal "$(pc_count_events "$t.o")" 3
+	assert_equal "$(pc_count_events "$t.o")" 4
 }
 
 @test "by place: a return probe is refused naming the reason (exit 1), nothing left" {
