@@ -125,6 +125,11 @@ R() {
 	echo "$BATS_TEST_TMPDIR/r$1"
 }
 
+# printed N FILE: FILE has at least N lines (the tracer flushes each event).
+printed() {
+	[[ $(wc -l <"$2") -ge $1 ]]
+}
+
 release() {
 	local f=F$1
 	pc_fifo_write "${!f}" go
@@ -286,6 +291,10 @@ pid_provider() {
 	e=$(entries "$g")
 	[[ $(wc -l <<<"$e") == 2 ]] || fail "expected 2 entries in $g: '$e'"
 	release 1
+	# Fired is not yet printed: the two events must be out before the
+	# kill (make mutate's baseline lost them once, under load).
+	pc_wait_until "$PC_TIMEOUT" printed 2 "$PC_TRACE_OUT" ||
+		fail "the tracer printed $(wc -l <"$PC_TRACE_OUT") of the 2 events in ${PC_TIMEOUT}s"
 	pc_trace_stop KILL
 	assert_equal "$PC_TRACE_STATUS" 137
 	assert_oracle "$ORACLE" "$PC_TRACE_OUT"
