@@ -291,8 +291,8 @@ findings_run() {
 	m=$(section "$output" "Mutation testing")
 	grep -qF '**Score: 75.0% (3 of 4 killed or timed out).**' <<<"$m" || fail "score: $m"
 	grep -qxF '| 7 | 1 | 1 | 1 | 1 | 1 | 1 | 1 |' <<<"$m" || fail "counts: $m"
-	grep -qxF '- `a3` providers/elf.c:30 `elf_y` OBO: `n < 8` → `n < 9`' <<<"$m" || fail "survivor: $m"
-	grep -qxF '- `a6` providers/note.c:60 `note_w` SIGN: `(__u32)x` → `x` — the field is __u32' <<<"$m" || fail "equivalent: $m"
+	grep -qxF -- '- `a3` providers/elf.c:30 `elf_y` OBO: `n < 8` → `n < 9`' <<<"$m" || fail "survivor: $m"
+	grep -qxF -- '- `a6` providers/note.c:60 `note_w` SIGN: `(__u32)x` → `x` — the field is __u32' <<<"$m" || fail "equivalent: $m"
 	grep -qF '`harness/mutate --mutants 7 --seed 3` (harness/mutate; seed 3, 240 s per mutant, wall time 10m 00s)' <<<"$m" ||
 		fail "caption: $m"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'

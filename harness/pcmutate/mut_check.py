@@ -82,25 +82,30 @@ class Checks:
         os.makedirs(res, exist_ok=True)
         tag = f"mutate-{os.getpid()}-{os.path.basename(res)}"
         subprocess.run([self.sweep, "snap", res], check=True)
+        try:
+            v, by, ran = self._checks(names, res, left, tag)
+        finally:        # also when we are stopped half way
+            sw = subprocess.run([self.sweep, "check", res, tag], stdout=subprocess.PIPE, text=True)
+        if sw.returncode == 1 and v is None:
+            return "killed", "leftovers after the tests: " + "; ".join(sw.stdout.splitlines())
+        if v is None:
+            return "survived", "ran: " + " ".join(ran)
+        return v, by
+
+    def _checks(self, names, res, left, tag):
         v, by = self.unit(os.path.join(res, "unit"), left(), tag)
         ran = ["unit"]
         for n in names:
             if v is not None:
                 break
             if left() <= 0:
-                v, by = "timeout", f"the budget ran out before {n}"
-                break
+                return "timeout", f"the budget ran out before {n}", ran
             if n == "valgrind":
                 v, by = self.valgrind(os.path.join(res, n), left())
             else:
                 v, by = self.suites([n], os.path.join(res, n), left())
             ran.append(n)
-        sw = subprocess.run([self.sweep, "check", res, tag], stdout=subprocess.PIPE, text=True)
-        if sw.returncode == 1 and v is None:
-            return "killed", "leftovers after the tests: " + "; ".join(sw.stdout.splitlines())
-        if v is None:
-            return "survived", "ran: " + " ".join(ran)
-        return v, by
+        return v, by, ran
 
 
 def _last(res, name):

@@ -396,11 +396,11 @@ class Gen:
         k = a + 1 if amp else a
         if ts[k].kind != "ident":
             return None
-        t, last = self.types.get(func, {}).get(ts[k].text), ts[k].text
+        t = self.types.get(func, {}).get(ts[k].text)
         while k < b:        # name (. -> member | [ simple ])*
             if ts[k + 1].text in (".", "->") and k + 2 <= b and ts[k + 2].kind == "ident":
                 k += 2
-                t, last = "member " + ts[k].text, ts[k].text
+                t = "member " + ts[k].text
             elif ts[k + 1].text == "[" and ts[k + 1].match <= b and ts[k + 1].match == k + 3:
                 k += 3
                 t = t[:-1] if t and t.endswith("*") else None

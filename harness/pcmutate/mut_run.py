@@ -81,9 +81,9 @@ class Tree:
             else:
                 shutil.copy2(a, b)
         t = time.time()
-        r = self.make("all")
-        if r.returncode:
-            raise BuildError(f"the unmutated copy does not build:\n{r.stdout[-3000:]}")
+        st, out = self.make("all")
+        if st:
+            raise BuildError(f"the unmutated copy does not build:\n{out[-3000:]}")
         self.log(f"mutate: built {self.build} ({time.time() - t:.0f}s)")
         self.snap = _files(self.build, skip=("fixtures",))
         self.fixtures = _files(os.path.join(self.build, "fixtures"))
@@ -93,8 +93,19 @@ class Tree:
             shutil.copy2(os.path.join(self.build, rel), os.path.join(self.keep, rel))
 
     def make(self, target):
-        return subprocess.run(["make", "-C", self.src, f"O={self.build}", "NO_INSTALL=1", target],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env())
+        """make TARGET in the scratch tree: (status, output).  Its own
+        session: stopped half way, every compiler it started is gone
+        before the build is restored (a straggler would write a mutant's
+        object after the restore)."""
+        p = subprocess.Popen(["make", "-C", self.src, f"O={self.build}", "NO_INSTALL=1", target],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             env=_env(), start_new_session=True)
+        try:
+            out = p.communicate()[0]
+        except BaseException:
+            _end_session(p)
+            raise
+        return p.returncode, out
 
     def object_of(self, file):
         """The build file FILE (providers/...) compiles into."""
@@ -113,18 +124,18 @@ class Tree:
     def build_mutant(self, c):
         """('built' | 'stillborn' | 'same-code', detail)."""
         obj = self.object_of(c.file)
-        r = self.make(obj)
-        if r.returncode:
-            return "stillborn", _first_error(r.stdout)
-        w = [l for l in r.stdout.splitlines()
+        st, out = self.make(obj)
+        if st:
+            return "stillborn", _first_error(out)
+        w = [l for l in out.splitlines()
              if TYPE_WARNINGS.search(l) and f"{os.path.basename(c.file)}:{c.line}:" in l]
         if w:
             return "stillborn", "ill-typed: " + w[0].split("warning: ", 1)[1]
         if self._same_code(c.file, obj):
             return "same-code", "object identical without debug info"
-        r = self.make("all")
-        if r.returncode:
-            return "stillborn", _first_error(r.stdout)
+        st, out = self.make("all")
+        if st:
+            return "stillborn", _first_error(out)
         return "built", ""
 
     def _strip(self, obj, dest):
@@ -217,14 +228,26 @@ def run_bounded(cmd, cwd, env, limit, logpath):
         try:
             return p.wait(timeout=max(1, limit)), False
         except subprocess.TimeoutExpired:
-            for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
-                try:
-                    os.killpg(p.pid, sig)
-                except ProcessLookupError:
-                    pass
-                try:
-                    p.wait(timeout=wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            _end_session(p)
             return None, True
+        except BaseException:       # we are being stopped: so is the check
+            _end_session(p)
+            raise
+
+
+def _end_session(p):
+    """Stop P's session (its process group): SIGTERM, SIGKILL 10 s later
+    at the latest, then wait until none of it is left."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+        p.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+    for _ in range(200):        # its zombie leader is a member until reaped
+        p.poll()
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    p.wait()
