@@ -570,6 +570,44 @@ static void check_note(const struct usdt_notes *n, size_t i, const char *tag,
  * Three stapsdt notes among notes that must be skipped: another owner, a
  * stapsdt note of another type, an owner that only starts with "stapsdt".
  */
+/* sstrip and some packers drop the section headers: e_shoff, e_shnum and
+ * e_shstrndx 0, e_shentsize 0 or left at 64.  The segments are all a
+ * tracer needs for offsets; there are no notes to read. */
+static void test_no_section_headers(void)
+{
+	static const uint16_t shentsize[] = { 0, sizeof(Elf64_Shdr) };
+	struct nw_elf e;
+	struct elf_obj *eo;
+	unsigned char *img;
+	uint64_t off;
+	char what[128];
+	size_t n;
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	n = nw_image(&e, &img);
+	for (size_t i = 0; i < 2; i++) {
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+		const char *p = tpath("nosh.elf");
+
+		eh->e_shoff = 0;
+		eh->e_shnum = 0;
+		eh->e_shstrndx = 0;
+		eh->e_shentsize = shentsize[i];
+		nw_write_bytes(p, img, n);
+		snprintf(what, sizeof(what), "no section headers (e_shentsize %u): opens",
+			 shentsize[i]);
+		eo = open_ok(p, what);
+		if (!eo)
+			continue;
+		UNIT_EQ_INT(elf_obj_vaddr_to_off(eo, 0x401010, &off), 0,
+			    "no section headers: an address in PT_LOAD has an offset");
+		UNIT_TRUE(off == 0x1010, "no section headers: the offset of 0x401010");
+		elf_obj_close(eo);
+		notes_fail(p, -ENODATA, "no section headers: no .note.stapsdt -> -ENODATA");
+	}
+	free(img);
+}
+
 static void test_notes_exec(void)
 {
 	struct nw_buf nb = { .nb_n = 0 };
@@ -1028,6 +1066,7 @@ int main(void)
 	test_symbols();
 	test_load_bias();
 	test_bad_files();
+	test_no_section_headers();
 	test_notes_exec();
 	test_notes_lld();
 	test_notes_base();
