@@ -6,10 +6,15 @@
  *   UNIT_EQ_STR(actual, expected, "what");
  *   UNIT_TRUE(cond, "what");
  *   return unit_done();   // from main(): 0 if every check passed
+ *
+ * unit_done() also checks that the binary ends with the file descriptors
+ * it started with: a code path that forgets a close() (a /proc file, an
+ * ELF, a perf event) fails the test that ran it.
  */
 #ifndef PC_UNIT_H
 #define PC_UNIT_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -71,8 +76,35 @@ static inline void unit_quiet(int on)
 	}
 }
 
+/* Open descriptors of this process, but the one reading the list. */
+static inline int unit_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 3;   /* ".", ".." and the DIR's own */
+}
+
+static int unit_fds_start = -1;
+
+__attribute__((constructor)) static void unit_fds_at_start(void)
+{
+	unit_fds_start = unit_fds();
+}
+
 static inline int unit_done(void)
 {
+	int fds = unit_fds();
+
+	unit_ok(fds == unit_fds_start, __FILE__, __LINE__,
+		"no file descriptor left open at the end");
+	if (fds != unit_fds_start)
+		printf("#   %d open at the start, %d at the end\n", unit_fds_start, fds);
 	printf("1..%d\n", unit_n);
 	if (unit_failed)
 		printf("# %d of %d checks failed\n", unit_failed, unit_n);
