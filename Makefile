@@ -292,7 +292,7 @@ sanitize:
 	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run-suites $(SAN_O)/results $(SUITES) \
 		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
 	n=$$(ls $(SAN_DIR) | wc -l); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
-	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
+	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), commit $$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
 	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
 	  echo "sanitize: $$n ASan/LSan reports, $$ub UBSan reports"; \
 	  for f in $$(ls $(SAN_DIR)); do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $(SAN_DIR)/$$f)"; done; \
