@@ -251,6 +251,9 @@ static const struct op_case op_cases[] = {
 	BADC("4@sym*2(%rip)", 4, 0, "trailing characters '*2(%rip)'"),
 	BADC("4@8+(%rax)", 4, 0, "trailing characters"),
 	BADC("4@-(%rax)", 4, 0, "expected a number"),
+	/* register names are copied into an 8-byte buffer: 7 letters and 8 */
+	BADC("8@%abcdefg", 8, 0, "unknown register '%abcdefg'"),
+	BADC("8@%abcdefgh", 8, 0, "unknown register '%abcdefgh'"),
 	BADC("4@ %eax", 4, 0, "unrecognised operand"),
 	BADC("4@,%eax", 4, 0, "unrecognised operand"),
 };

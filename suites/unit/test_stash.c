@@ -161,6 +161,104 @@ static void test_records(void)
 	UNIT_EQ_STR(stash_dir(), STASH_DEFAULT_DIR, "default stash");
 }
 
+/*
+ * Record names: pid 1 is a pid (init's), 0 is not; PID_MAX_LIMIT
+ * (4194304) is the largest pid the kernel hands out, one more is not a
+ * pid, in a record's name or in an unfinished one's.
+ */
+static void test_name_parse(void)
+{
+	static const struct {
+		const char *name;
+		int ok, tmp;
+		long long pid;
+		unsigned long long start;
+	} cases[] = {
+		{ "1-5", 1, 0, 1, 5 },
+		{ ".1-5.tmp", 1, 1, 1, 5 },
+		{ "0-5", 0, 0, 0, 0 },
+		{ ".0-5.tmp", 0, 1, 0, 0 },
+		{ "4194304-7", 1, 0, 4194304, 7 },
+		{ ".4194304-7.tmp", 1, 1, 4194304, 7 },
+		{ "4194305-7", 0, 0, 0, 0 },
+		{ ".4194305-7.tmp", 0, 1, 0, 0 },
+	};
+	char what[160];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tracer_id id = { -1, 0 };
+		int tmp = -1;
+
+		snprintf(what, sizeof(what), "name '%s' %s", cases[i].name,
+			 cases[i].ok ? "parses" : "refused");
+		UNIT_EQ_INT(stash_name_parse(cases[i].name, &id, &tmp),
+			    cases[i].ok ? 0 : -EINVAL, what);
+		snprintf(what, sizeof(what), "name '%s' tmp flag", cases[i].name);
+		UNIT_EQ_INT(tmp, cases[i].tmp, what);
+		if (!cases[i].ok)
+			continue;
+		snprintf(what, sizeof(what), "name '%s' pid", cases[i].name);
+		UNIT_EQ_INT(id.ti_pid, cases[i].pid, what);
+		snprintf(what, sizeof(what), "name '%s' start", cases[i].name);
+		UNIT_EQ_INT(id.ti_start, cases[i].start, what);
+	}
+}
+
+/*
+ * A dead tracer's record of @size bytes (sparse: all NULs), cleaned up
+ * quietly: cleanup's result, the first problem it met.
+ */
+static int cleanup_sized(const char *stash, off_t size, struct stash_report *r)
+{
+	char path[400];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/42-7", stash);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, size)) {
+		perror(path);
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	close(fd);
+	err = stash_cleanup(NULL, 1, r);
+	unlink(path);
+	return err;
+}
+
+/*
+ * The size limit, STASH_MAX_SIZE (16 MiB), is the largest record read:
+ * one of exactly that size is read and then refused for its content
+ * (NULs: "truncated", -EINVAL); one byte more is not read at all
+ * (-EFBIG).  The return value is the first problem, so it tells them apart.
+ */
+static void test_record_size(void)
+{
+	const off_t max = 16 << 20;
+	char stash[300];
+	struct stash_report r;
+
+	snprintf(stash, sizeof(stash), "%s/stash", dir);
+	setenv("PROBECHECK_STASH", stash, 1);
+	if (mkdir(stash, 0700)) {
+		perror(stash);
+		UNIT_TRUE(0, "stash directory for the size checks");
+		return;
+	}
+	UNIT_EQ_INT(cleanup_sized(stash, max, &r), -EINVAL,
+		    "record of STASH_MAX_SIZE: read, refused for its content");
+	UNIT_EQ_INT(r.sr_refused, 1, "... refused once");
+	UNIT_EQ_INT(r.sr_removed + r.sr_failed + r.sr_live, 0, "... nothing else");
+	UNIT_EQ_INT(cleanup_sized(stash, max + 1, &r), -EFBIG,
+		    "record of STASH_MAX_SIZE + 1: too big to read");
+	UNIT_EQ_INT(r.sr_refused, 1, "... refused once");
+	UNIT_EQ_INT(cleanup_sized(stash, 0, &r), -EINVAL,
+		    "empty record: read, refused (truncated)");
+	rmdir(stash);
+	unsetenv("PROBECHECK_STASH");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_stash.XXXXXX");
@@ -172,6 +270,8 @@ int main(void)
 	test_item_check();
 	test_liveness();
 	test_records();
+	test_name_parse();
+	test_record_size();
 	rmdir(dir);
 	return unit_done();
 }

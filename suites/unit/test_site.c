@@ -1,0 +1,80 @@
+/*
+ * test_site.c — the site set (providers/site.c): sorting and dropping
+ * duplicates.  Two PROBE arguments may match the same site; it must be
+ * attached once, but an entry and a return probe at one pc are two sites.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+#include "site.h"
+
+/* A site of /bin/x, provider p, name n, at @pc; strings owned by the set. */
+static void add(struct site_set *ss, uint64_t pc, int retprobe)
+{
+	struct site *st = site_set_add(ss);
+
+	if (!st)
+		abort();
+	st->st_path = strdup("/bin/x");
+	st->st_provider = strdup("p");
+	st->st_name = strdup("n");
+	st->st_args = strdup("");
+	st->st_pc = pc;
+	st->st_retprobe = retprobe;
+}
+
+static void test_dedup(void)
+{
+	struct site_set ss = { 0 };
+
+	/* the same return site twice: one */
+	add(&ss, 0x10, 1);
+	add(&ss, 0x10, 1);
+	site_set_sort(&ss);
+	UNIT_EQ_INT(ss.ss_n, 1, "same return site twice: one site");
+	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_retprobe : -1, 1, "... a return site");
+	site_set_free(&ss);
+
+	/* the same entry site twice: one */
+	add(&ss, 0x10, 0);
+	add(&ss, 0x10, 0);
+	site_set_sort(&ss);
+	UNIT_EQ_INT(ss.ss_n, 1, "same entry site twice: one site");
+	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_retprobe : -1, 0, "... an entry site");
+	site_set_free(&ss);
+
+	/* entry and return at one pc: two, entry first (whatever the order in) */
+	for (int order = 0; order < 2; order++) {
+		add(&ss, 0x10, !order);
+		add(&ss, 0x10, order);
+		site_set_sort(&ss);
+		UNIT_EQ_INT(ss.ss_n, 2, order ? "entry, return at one pc: two sites"
+					     : "return, entry at one pc: two sites");
+		if (ss.ss_n == 2) {
+			UNIT_EQ_INT(ss.ss_v[0].st_retprobe, 0, "... entry first");
+			UNIT_EQ_INT(ss.ss_v[1].st_retprobe, 1, "... return second");
+		}
+		site_set_free(&ss);
+	}
+
+	/* both twice, interleaved, with another pc in between: three */
+	add(&ss, 0x10, 1);
+	add(&ss, 0x20, 0);
+	add(&ss, 0x10, 0);
+	add(&ss, 0x10, 1);
+	add(&ss, 0x10, 0);
+	site_set_sort(&ss);
+	UNIT_EQ_INT(ss.ss_n, 3, "entry and return twice each, another pc: three");
+	if (ss.ss_n == 3) {
+		UNIT_TRUE(ss.ss_v[0].st_pc == 0x10 && !ss.ss_v[0].st_retprobe, "... 0x10 entry");
+		UNIT_TRUE(ss.ss_v[1].st_pc == 0x10 && ss.ss_v[1].st_retprobe, "... 0x10 return");
+		UNIT_TRUE(ss.ss_v[2].st_pc == 0x20, "... 0x20 last");
+	}
+	site_set_free(&ss);
+}
+
+int main(void)
+{
+	test_dedup();
+	return unit_done();
+}
