@@ -86,3 +86,21 @@ deny() {
 	[[ $stderr =~ "uprobe: '$fx' offset 0x"[0-9a-f]+" (fx:a1): Permission denied" ]] ||
 		fail "site or reason not named: $stderr"
 }
+
+@test "no uprobe PMU (sysfs hidden in a mount namespace, as before 4.17): features says so, --attach=perf fails naming the file and errno, auto still traces exactly" {
+	requires bpf cmd:unshare
+	local fx o t
+	fx=$(fx_bin gcc_O2_pie)
+	o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	# A private mount namespace: the machine's sysfs is not touched.
+	local -a PC_WRAP=(unshare -m sh -c 'mount -t tmpfs none /sys/bus/event_source/devices && exec "$@"' _)
+	run -0 pc features
+	assert_line uprobe_pmu=0
+	assert_line --partial 'uprobe_pmu_why=no uprobe PMU (/sys/bus/event_source/devices/uprobe/type missing'
+	run -1 --separate-stderr pc trace --attach=perf -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
+	[[ $stderr == *"no uprobe PMU: /sys/bus/event_source/devices/uprobe/type: No such file or directory"* ]] ||
+		fail "file or reason not named: $stderr"
+	pc trace --json -c "$fx --oracle $o fire:fx:a1:2" "usdt:$fx:fx:a1" >"$t" 2>"$t.err" ||
+		fail "trace exited $?: $(tail -n 3 "$t.err")"
+	assert_oracle "$o" "$t"
+}

@@ -102,6 +102,31 @@ static void write_fixture(void)
 	}
 }
 
+/* A stripped object: no .symtab, no .dynsym; no function, and nothing
+ * to sort or free (func_syms_free must take the empty set). */
+static void test_func_syms_none(void)
+{
+	struct nw_elf e = { .nw_type = ET_EXEC, .nw_size = 0x3000, .nw_nph = 1 };
+	struct elf_obj *eo = NULL;
+	struct func_syms fss;
+	char path[sizeof(tmpdir) + 16];
+
+	e.nw_ph[0] = nw_load(PF_R | PF_X, 0x1000, 0x401000, 0x1000, 0x1000);
+	snprintf(path, sizeof(path), "%s/nosym.elf", tmpdir);
+	if (nw_write(&e, path)) {
+		UNIT_TRUE(0, "write the symbol-less fixture");
+		return;
+	}
+	UNIT_EQ_INT(elf_obj_open(path, 0, &eo), 0, "open a symbol-less ELF");
+	if (eo) {
+		UNIT_EQ_INT(func_syms_read(eo, &fss), 0, "func_syms_read of a symbol-less ELF");
+		UNIT_EQ_INT(fss.fss_n, 0, "a symbol-less ELF has no function");
+		func_syms_free(&fss);
+		elf_obj_close(eo);
+	}
+	unlink(path);
+}
+
 static void test_func_syms(void)
 {
 	static const struct { const char *n; uint64_t a, sz; } want[] = {
@@ -281,6 +306,7 @@ int main(void)
 	}
 	write_fixture();
 	test_func_syms();
+	test_func_syms_none();
 	test_resolve_entry_return();
 	test_resolve_offsets();
 	test_list();
