@@ -277,6 +277,47 @@ static void test_batch(pid_t pid, struct site_set *ss, const struct site *a,
 	UNIT_EQ_INT(own_fds(att_fd_kind()), 0, L("batch: no attachment fd after session_close"));
 }
 
+/*
+ * One site more than the specs map holds: refused before anything is
+ * stored or attached, naming the limit (the map would refuse the last
+ * spec with the same E2BIG, after 65536 stores and with another message).
+ */
+static void test_limit(pid_t pid, const struct site *a)
+{
+	struct session_opts so = { .so_attach = mode };
+	struct site_set big = { .ss_n = PC_MAX_SPECS + 1 };
+	struct pc_session *s = NULL;
+	char err[512] = "", path[PATH_MAX];
+	int fd, saved, rc;
+
+	big.ss_v = malloc(big.ss_n * sizeof(*big.ss_v));
+	if (!big.ss_v || session_open(&so, &s)) {
+		UNIT_TRUE(0, L("limit: setup"));
+		free(big.ss_v);
+		return;
+	}
+	for (size_t i = 0; i < big.ss_n; i++)
+		big.ss_v[i] = *a;       /* shallow: the strings stay a's */
+	snprintf(path, sizeof(path), "%s/limit.err", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	rc = session_attach_from(s, &big, 0, pid);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	(void)!pread(fd, err, sizeof(err) - 1, 0);
+	close(fd);
+	unlink(path);
+	UNIT_EQ_INT(rc, -E2BIG, L("limit: 65537 sites: -E2BIG"));
+	UNIT_TRUE(strstr(err, "65537 sites exceed the limit of 65536"),
+		  L("limit: the message names the count and the limit"));
+	UNIT_EQ_INT(sema(pid, a), 0, L("limit: nothing attached (a_good's semaphore 0)"));
+	session_close(s);
+	free(big.ss_v);
+}
+
 /* Why @mode cannot run here, or NULL. */
 static const char *mode_missing(void)
 {
@@ -345,6 +386,9 @@ int main(void)
 	if (a && b && ss.ss_n == 4 && a == &ss.ss_v[0])
 		for (size_t m = 0; (mode = attach_modes[m]); m++)
 			test_mode(pid, &ss, a, b);
+	mode = attach_modes[0];
+	if (a)
+		test_limit(pid, a);
 	/* Release the fixture: it exits after its wait step. */
 	fd = open(fifo, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
