@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
+#include "follow.h"
 #include "provider.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -159,6 +160,42 @@ static void test_probe_req_parse(void)
 	/* Four fields, each its own string: four allocations to fail. */
 	UNIT_TRUE(failed >= 4, "every field's allocation was made to fail");
 }
+
+/*
+ * follow_open with a '*' probe (the follow itself, its request table, the
+ * request's fields): every allocation failure is -ENOMEM with nothing
+ * left; the successful one is undone by follow_close.
+ */
+static void test_follow_open(void)
+{
+	char *probes[] = { "usdt:*:prov:name" };
+	struct follow_opts o = { .fo_attach_pid = -1, .fo_probes = probes, .fo_nprobes = 1 };
+	struct site_set ss = { 0 };
+	struct follow *f;
+	char what[160];
+	long before;
+	int rc = -ENOMEM, k, failed = 0;
+
+	for (k = 0; k < 64 && rc == -ENOMEM; k++) {
+		before = live;
+		countdown = k;
+		rc = follow_open(&o, &ss, &f);
+		countdown = -1;
+		if (!rc) {
+			UNIT_TRUE(f != NULL, "follow_open: a '*' probe makes a follow");
+			follow_close(f);
+		} else {
+			failed++;
+			snprintf(what, sizeof(what), "follow_open, allocation %d fails: -ENOMEM", k);
+			UNIT_EQ_INT(rc, -ENOMEM, what);
+		}
+		snprintf(what, sizeof(what), "follow_open, allocation %d %s: nothing left allocated",
+			 k, rc ? "fails" : "not needed");
+		UNIT_EQ_INT(live - before, 0, what);
+	}
+	UNIT_EQ_INT(rc, 0, "follow_open succeeds once allocations do");
+	UNIT_TRUE(failed >= 2, "the follow's and its request table's allocations were made to fail");
+}
 #endif
 
 int main(void)
@@ -166,8 +203,10 @@ int main(void)
 #ifdef NOMEM_SKIP
 	UNIT_TRUE(1, "allocation failures # SKIP the sanitizer owns malloc");
 #else
-	if (allocator_is_ours())
+	if (allocator_is_ours()) {
 		test_probe_req_parse();
+		test_follow_open();
+	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
 #endif
