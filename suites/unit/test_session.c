@@ -202,9 +202,14 @@ static void test_control(pid_t pid, struct site_set *ss, const struct site *a)
 	struct pc_session *s = NULL;
 	size_t n = ss->ss_n;
 
+	char ring[160] = "";
+
 	UNIT_EQ_INT(session_open(&so, &s), 0, L("control: session_open"));
 	if (!s)
 		return;
+	/* The accounting-mismatch diagnostic (K5) on a ring nothing wrote. */
+	UNIT_EQ_INT(session_ring_state(s, ring, sizeof(ring)), 0, L("control: ring state read"));
+	UNIT_EQ_STR(ring, "empty: consumer and producer at 0", L("control: a new ring is empty"));
 	ss->ss_n = 1;   /* a_good sorts first */
 	UNIT_EQ_INT(session_attach(s, ss, pid), 0, L("control: a_good attaches"));
 	ss->ss_n = n;
