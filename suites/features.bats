@@ -103,4 +103,17 @@ deny() {
 	pc trace --json -c "$fx --oracle $o fire:fx:a1:2" "usdt:$fx:fx:a1" >"$t" 2>"$t.err" ||
 		fail "trace exited $?: $(tail -n 3 "$t.err")"
 	assert_oracle "$o" "$t"
+	# -p: an object already mapped in the target had its sites installed
+	# at attach; only objects it has not mapped are checked again, with a
+	# uprobe of the tracer's own (install_check.c), which needs the PMU.
+	local go=$BATS_TEST_TMPDIR/go ready=$BATS_TEST_TMPDIR/tready
+	mkfifo "$go"
+	pc_spawn P "$fx" --oracle "$o.p" "ready:$BATS_TEST_TMPDIR/fready" "wait:$go" fire:fx:a1:2
+	pc_wait_file "$BATS_TEST_TMPDIR/fready"
+	{ pc_wait_file "$ready" && echo go >"$go"; } &
+	local writer=$!
+	pc trace --json --ready "$ready" -p "$P" "usdt:$fx:fx:a1" >"$t.p" 2>"$t.p.err" ||
+		fail "trace -p exited $?: $(tail -n 3 "$t.p.err")"
+	wait "$writer"
+	assert_oracle "$o.p" "$t.p"
 }
