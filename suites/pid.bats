@@ -188,6 +188,24 @@ symsize() {
 	assert_summary 8 "$t.p.err"
 }
 
+@test "pid, PATH '*' (-p): the first object refusing an offset ends the resolution: exit 2, one message naming object, function and size, nothing attached" {
+	pc_probecheck_only "its messages for a refused offset"
+	local bin fifo pid ready=$BATS_TEST_TMPDIR/ready
+	bin=$(pfbin O2_pie)
+	fifo=$(pc_fifo go)
+	pc_spawn pid "$bin" --oracle "$BATS_TEST_TMPDIR/o.json" "ready:$ready" "wait:$fifo"
+	pc_wait_file "$ready"
+	# Every object it maps (the program, libc, ld.so) has functions
+	# shorter than 0x40 bytes.
+	run -2 --separate-stderr pc trace -p "$pid" 'pid:*:*:0x40'
+	assert_output ''
+	[[ $(grep -c "offset beyond the function's" <<<"$stderr") == 1 ]] ||
+		fail "expected one refusal, the first: $stderr"
+	[[ $stderr =~ "pid: '"[^\']+"': "[A-Za-z_0-9.]+"+0x40: offset beyond the function's 0x"[0-9a-f]+" bytes" ]] ||
+		fail "object, function or size not named: $stderr"
+	pc_fifo_write "$fifo" go
+}
+
 @test "pid aliases: a glob over three names at one address is one site (alphabetically first name); two named aliases are two sites" {
 	pc_probecheck_only "its naming of aliases"
 	requires bpf_cookie    # return probes: none by place (before 5.15)
