@@ -27,21 +27,17 @@ static void test_dedup(void)
 {
 	struct site_set ss = { 0 };
 
-	/* the same return site twice: one */
-	add(&ss, 0x10, 1);
-	add(&ss, 0x10, 1);
-	site_set_sort(&ss);
-	UNIT_EQ_INT(ss.ss_n, 1, "same return site twice: one site");
-	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_retprobe : -1, 1, "... a return site");
-	site_set_free(&ss);
-
-	/* the same entry site twice: one */
-	add(&ss, 0x10, 0);
-	add(&ss, 0x10, 0);
-	site_set_sort(&ss);
-	UNIT_EQ_INT(ss.ss_n, 1, "same entry site twice: one site");
-	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_retprobe : -1, 0, "... an entry site");
-	site_set_free(&ss);
+	/* the same return site twice, the same entry site twice: one each */
+	for (int ret = 1; ret >= 0; ret--) {
+		add(&ss, 0x10, ret);
+		add(&ss, 0x10, ret);
+		site_set_sort(&ss);
+		UNIT_EQ_INT(ss.ss_n, 1, ret ? "same return site twice: one site"
+					    : "same entry site twice: one site");
+		UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_retprobe : -1, ret,
+			    ret ? "... a return site" : "... an entry site");
+		site_set_free(&ss);
+	}
 
 	/* entry and return at one pc: two, entry first (whatever the order in) */
 	for (int order = 0; order < 2; order++) {
