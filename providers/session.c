@@ -136,6 +136,20 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 	s->ps_ctl = o->so_ctl;
 	s->ps_ctl_ctx = o->so_ctl_ctx;
 	s->ps_ops = attach_choose(o->so_attach, o->so_per_process);
+	if (o->so_attach) {
+		/* Asked for by name: refused here, with the mode's own reason,
+		 * before its programs meet a verifier that cannot take them
+		 * (the *_multi programs read bpf_cookie: before 5.15 the load
+		 * fails with a verifier log, not a reason). */
+		char why[256];
+
+		err = s->ps_ops->ao_caps(why, sizeof(why));
+		if (err < 0) {
+			pc_err("attach: --attach=%s does not work on this kernel: %s",
+			       s->ps_ops->ao_name, why);
+			goto fail;
+		}
+	}
 	s->ps_skel = pc_bpf__open();
 	if (!s->ps_skel) {
 		err = -errno;
