@@ -136,7 +136,7 @@ $(O)/tools/%: harness/tools/%.c $(PROV_OBJS) | $(O)/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(PROV_OBJS) $(LDLIBS) -o $@
 
-$(O)/unit/%: suites/unit/%.c suites/unit/unit.h $(PROV_OBJS) | $(O)/unit
+$(O)/unit/%: suites/unit/%.c suites/unit/unit.h suites/unit/attachfail.h $(PROV_OBJS) | $(O)/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(UNIT_CPPFLAGS) -iquote suites/unit $(LDFLAGS) $< $(UNIT_OBJS) $(PROV_OBJS) $(LDLIBS) -o $@
 

@@ -59,31 +59,32 @@ def _files(top, skip=()):
 
 
 class Tree:
-    def __init__(self, root, out, log):
+    """NAME: the build directory under OUT ("build"; "build-san" for the
+    sanitizer build of the same OUT/src, made with MAKE_VARS)."""
+
+    def __init__(self, root, out, log, name="build", make_vars=()):
         self.root, self.out, self.log = root, out, log
         self.src = os.path.join(out, "src")
-        self.build = os.path.join(out, "build")
-        self.keep = os.path.join(out, "pristine")
+        self.build = os.path.join(out, name)
+        self.keep = os.path.join(out, "pristine" if name == "build" else name + "-pristine")
+        self.vars = list(make_vars)
         self.marker = os.path.join(self.build, ".mutant")
         self.snap, self.fixtures, self.stripped = {}, {}, {}
 
     # ---- the scratch tree ------------------------------------------------
-    def prepare(self):
+    def prepare(self, copy=True):
+        """COPY: OUT/src from the checkout first (the primary tree; a
+        second tree builds the same copy)."""
         if os.path.exists(self.marker):
             self.log("mutate: a mutant was left in place by an earlier run: rebuilding from scratch")
             shutil.rmtree(self.build)
-        shutil.rmtree(self.src, ignore_errors=True)
-        os.makedirs(self.src)
-        for name in COPIED:
-            a, b = os.path.join(self.root, name), os.path.join(self.src, name)
-            if os.path.isdir(a):
-                shutil.copytree(a, b, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-            else:
-                shutil.copy2(a, b)
+        if copy:
+            self._copy()
         t = time.time()
         st, out = self.make("all")
         if st:
-            raise BuildError(f"the unmutated copy does not build:\n{out[-3000:]}")
+            raise BuildError(f"the unmutated copy does not build ({' '.join(self.vars) or 'plain'}):\n"
+                             f"{out[-3000:]}")
         self.log(f"mutate: built {self.build} ({time.time() - t:.0f}s)")
         self.snap = _files(self.build, skip=("fixtures",))
         self.fixtures = _files(os.path.join(self.build, "fixtures"))
@@ -92,12 +93,22 @@ class Tree:
             os.makedirs(os.path.dirname(os.path.join(self.keep, rel)), exist_ok=True)
             shutil.copy2(os.path.join(self.build, rel), os.path.join(self.keep, rel))
 
+    def _copy(self):
+        shutil.rmtree(self.src, ignore_errors=True)
+        os.makedirs(self.src)
+        for name in COPIED:
+            a, b = os.path.join(self.root, name), os.path.join(self.src, name)
+            if os.path.isdir(a):
+                shutil.copytree(a, b, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+            else:
+                shutil.copy2(a, b)
+
     def make(self, target):
         """make TARGET in the scratch tree: (status, output).  Its own
         session: stopped half way, every compiler it started is gone
         before the build is restored (a straggler would write a mutant's
         object after the restore)."""
-        p = subprocess.Popen(["make", "-C", self.src, f"O={self.build}", "NO_INSTALL=1", target],
+        p = subprocess.Popen(["make", "-C", self.src, f"O={self.build}", "NO_INSTALL=1"] + self.vars + [target],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                              env=_env(), start_new_session=True)
         try:
@@ -157,12 +168,25 @@ class Tree:
             self.stripped[rel] = self._strip(os.path.join(self.keep, rel), tmp)
         return self._strip(obj, tmp) == self.stripped[rel]
 
+    def build_again(self, c):
+        """The mutant already written to OUT/src (by the primary tree),
+        built here too: '' or the first error."""
+        with open(self.marker, "w") as f:
+            f.write(c.id + "\n")
+        st, out = self.make("all")
+        return _first_error(out) if st else ""
+
     def restore(self, c, text, mtime):
         """The original file and build back (see the top of this file)."""
         path = os.path.join(self.src, c.file)
         with open(path, "w") as f:
             f.write(text)
         os.utime(path, ns=(mtime, mtime))
+        self.restore_build(c)
+
+    def restore_build(self, c):
+        if not os.path.exists(self.marker):
+            return          # this tree never built the mutant
         now = _files(self.build, skip=("fixtures",))
         for rel, st in now.items():
             if rel == ".mutant":
