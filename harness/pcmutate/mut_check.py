@@ -47,7 +47,7 @@ class Checks:
         os.makedirs(res, exist_ok=True)
         extra = {} if tree is self.tree else SAN_ENV(tree.src)
         env = _env(PROBECHECK_UNIT_TIMEOUT=int(max(5, min(UNIT_LIMIT, limit))),
-                   **({"PC_TAG": tag} if tag else {}), **extra)
+                   **({"PC_TAG": tag} if tag else {}), **extra, **self.lock.env())
         st, over = run_bounded([os.path.join(self.h, "run-unit"), res] + self.units(tree),
                                self.tree.src, env, limit + 15, os.path.join(res, "run-unit.log"))
         if over:
@@ -75,7 +75,8 @@ class Checks:
 
     def valgrind(self, res, limit):
         os.makedirs(res, exist_ok=True)
-        env = _env(PROBECHECK_BUILD=self.tree.build, VALGRIND_TIMEOUT=int(max(15, limit)))
+        env = _env(PROBECHECK_BUILD=self.tree.build, VALGRIND_TIMEOUT=int(max(15, limit)),
+                   **self.lock.env())
         log = os.path.join(res, "run-valgrind.log")
         st, over = run_bounded([os.path.join(self.h, "run-valgrind"), os.path.join(res, "vg")],
                                self.tree.src, env, limit + 15, log)
