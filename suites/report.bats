@@ -231,7 +231,15 @@ findings_run() {
 	f=$(section "$output" "Kernel findings")
 	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) | not reproduced (1 test passed) |' <<<"$f" ||
 		fail "K1 row with the matrix: $f"
+	grep -qxF '| id | title | this run (`6.18.44-test`) | old |' <<<"$f" || fail "header with one matrix: $f"
 	assert_line "## Kernel matrix"
+	# two matrices running one kernel: each column names its directory
+	kern "$BATS_TEST_TMPDIR/m2" old PASS
+	suite "$BATS_TEST_TMPDIR/m2" old s <<<$'1..1\nok 1 red zone'
+	run -0 report results "$d" 75 "$m" "$BATS_TEST_TMPDIR/m2"
+	f=$(section "$output" "Kernel findings")
+	grep -qxF '| id | title | this run (`6.18.44-test`) | old (m) | old (m2) |' <<<"$f" ||
+		fail "header with two matrices: $f"
 	# a matrix that cannot be read is named with the reason; the rest is written
 	mkdir -p "$BATS_TEST_TMPDIR/bad" && echo 'not a header' >"$BATS_TEST_TMPDIR/bad/kernels.tsv"
 	run -0 --separate-stderr report results "$d" 75 "$BATS_TEST_TMPDIR/bad"

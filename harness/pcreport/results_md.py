@@ -109,7 +109,12 @@ def findings_section(run, issues, results, cols_by_matrix):
     else:
         out.append(f"None of the listed problems reproduced on `{rel}`.")
     out.append("")
-    cols = [(f"this run (`{rel}`)", None)] + [(c.name, c) for cs in cols_by_matrix for c in cs]
+    # Several matrices may run one kernel: a column then names its matrix
+    # directory too, as its Kernel matrix section does.
+    many = len(cols_by_matrix) > 1
+    cols = [(f"this run (`{rel}`)", None)] + [
+        (f"{c.name} ({os.path.basename(os.path.dirname(c.dir))})" if many else c.name, c)
+        for cs in cols_by_matrix for c in cs]
     # Labels are ours (kernel names are [A-Za-z0-9._+-]): not escaped.
     out += ["| id | title |" + "".join(f" {n} |" for n, _ in cols),
             "|---|---|" + "---|" * len(cols)]
