@@ -315,7 +315,10 @@ start_sleeper() {
 	/usr/bin/python3.11 -c pass 2>/dev/null ||
 		skip "python3.11 is here but does not run (a guest image holds the file only)"
 	pc_spawn PY /usr/bin/python3.11 -c 'import time; time.sleep(1000)'
-	pc_wait_until 5 grep -q libc.so "/proc/$PY/maps"
+	# python's own libc, after the exec: the shell pc_spawn forks has a
+	# libc of its own before it (seen once, under load: python not mapped).
+	py_up() { [[ $(readlink "/proc/$PY/exe") == /usr/bin/python3.11 ]] && grep -q libc.so "/proc/$PY/maps"; }
+	pc_wait_until 5 py_up
 	read -r _ _ _ _ sema _ < <(pc_elf_notes /usr/bin/python3.11 | grep ' function__entry ')
 	addr=$(pc_runtime_addr "$PY" /usr/bin/python3.11 "$sema")
 	run -0 pc_peek "$PY" "$addr" 2
