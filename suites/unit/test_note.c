@@ -608,6 +608,43 @@ static void test_no_section_headers(void)
 	free(img);
 }
 
+/* No program headers (e_phnum 0; e_phentsize 0 as linkers leave it, or
+ * 56): nothing of it can be mapped, but it opens, its sections are read,
+ * and an address has no file offset or load bias. */
+static void test_no_program_headers(void)
+{
+	static const uint16_t phentsize[] = { 0, sizeof(Elf64_Phdr) };
+	struct nw_elf e;
+	struct elf_obj *eo;
+	unsigned char *img;
+	uint64_t off, bias;
+	char what[128];
+	size_t n;
+
+	exec_layout(&e, NULL, BASE_AT_SECTION);
+	n = nw_image(&e, &img);
+	for (size_t i = 0; i < 2; i++) {
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+		const char *p = tpath("noph.elf");
+
+		eh->e_phoff = 0;
+		eh->e_phnum = 0;
+		eh->e_phentsize = phentsize[i];
+		nw_write_bytes(p, img, n);
+		snprintf(what, sizeof(what), "no program headers (e_phentsize %u): opens",
+			 phentsize[i]);
+		eo = open_ok(p, what);
+		if (!eo)
+			continue;
+		UNIT_EQ_INT(elf_obj_vaddr_to_off(eo, 0x401010, &off), -ERANGE,
+			    "no program headers: an address has no file offset");
+		UNIT_EQ_INT(elf_obj_load_bias(eo, 0x7f0000000000, 0, &bias), -ERANGE,
+			    "no program headers: no load bias");
+		elf_obj_close(eo);
+	}
+	free(img);
+}
+
 static void test_notes_exec(void)
 {
 	struct nw_buf nb = { .nb_n = 0 };
@@ -1067,6 +1104,7 @@ int main(void)
 	test_load_bias();
 	test_bad_files();
 	test_no_section_headers();
+	test_no_program_headers();
 	test_notes_exec();
 	test_notes_lld();
 	test_notes_base();
