@@ -303,6 +303,13 @@ findings_run() {
 	grep -qxF -- '- `a6` providers/note.c:60 `note_w` SIGN: `(__u32)x` → `x` — the field is __u32' <<<"$m" || fail "equivalent: $m"
 	grep -qF '`harness/mutate --mutants 7 --seed 3` (harness/mutate; seed 3, 240 s per mutant, wall time 10m 00s)' <<<"$m" ||
 		fail "caption: $m"
+	grep -qF 'Run at commit' <<<"$m" && fail "a commit no summary named: $m"
+	# the commit the tree was copied at, and a rerun of survivors, are said
+	printf 'seed: 3\ncommit: abc1234\ndate: 2026-11-26 05:58 UTC\nrerun: 1 survivors run again at def5678 on 2026-11-26 06:04 UTC\n' >"$d/mutate.txt"
+	run -0 report results "$d" 10
+	m=$(section "$output" "Mutation testing")
+	grep -qF ' Run at commit `abc1234`, 2026-11-26 05:58 UTC. Then 1 survivors run again at def5678 on 2026-11-26 06:04 UTC.' <<<"$m" ||
+		fail "commit and rerun: $m"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 	printf 'not a header\n' >"$d/mutate.tsv"
 	run -0 report results "$d" 10

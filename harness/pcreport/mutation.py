@@ -150,7 +150,9 @@ def section(results):
            f"`{esc(meta.get('command', 'make mutate'))}` (harness/mutate; seed {esc(meta.get('seed', '?'))}, "
            f"{esc(meta.get('budget', '?'))} s per mutant, wall time {secs(meta.get('wall'))}): "
            "mutants of providers/ and the BPF program, each built and run against the unit tests and the "
-           "suites `ci/mutate-suites` maps its file to.", "",
+           "suites `ci/mutate-suites` maps its file to." +
+           (f" Run at commit `{esc(meta['commit'])}`, {esc(meta.get('date', '?'))}." if meta.get("commit") else "") +
+           (f" Then {esc(meta['rerun'])}." if meta.get("rerun") else ""), "",
            f"**Score: {score_text(n)}.**", "",
            "| selected | stillborn | same code | equivalent (listed) | killed by a unit test | "
            "killed by a suite | timeout | survived |",
