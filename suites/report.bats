@@ -422,6 +422,24 @@ guest() {
 	suite "$(dirname "$1")" "$(basename "$1")" s < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
 }
 
+@test "run-suites: a test whose BATS_TEST_TIMEOUT countdown is left orphaned (bats 1.8.2's race) does not hold bats up until it ends" {
+	results_issues
+	# The race, made certain: the test kills its countdown subshell, as a
+	# test ending before the subshell has set its trap does; its sleep
+	# lives on, holding bats' pipes.
+	# (printf: a line starting with @test here would be this file's test)
+	printf '%s\n' '@test "orphan" {' \
+		'	for c in $(pgrep -P $$); do' \
+		'		pgrep -P "$c" -x -f "sleep $BATS_TEST_TIMEOUT" >/dev/null && kill -9 "$c"' \
+		'	done' \
+		'	pgrep -x -f "sleep $BATS_TEST_TIMEOUT" >/dev/null' \
+		'}' >"$BATS_TEST_TMPDIR/orphan.bats"
+	local t0=$SECONDS
+	BATS_TEST_TIMEOUT=60 run -0 "$PROBECHECK_ROOT/harness/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/orphan.bats"
+	assert_line --regexp '^   orphan: 1 passed, 0 failed, 0 skipped, 0 kernel \([0-9]+s\)$'
+	((SECONDS - t0 < 30)) || fail "run-suites took $((SECONDS - t0)) s: it waited for the orphaned countdown (60 s)"
+}
+
 @test "verdict --guest: INFRA when the run did not complete; PASS with a finding; FAIL when the results show none of a failure" {
 	results_issues
 	k=$BATS_TEST_TMPDIR/k
