@@ -221,11 +221,32 @@ static int child_status(struct run_state *rs)
 	return EXIT_RUNTIME;
 }
 
-/* 0, or -1 when events went missing without being counted as drops:
- * the output is not what happened, and the exit status says so. */
-static int summary(struct pc_session *s)
+/* -v: each site's counts (pc_bpf.h), for the sites anything reached. */
+static void site_counts(struct pc_session *s, const struct site_set *ss)
 {
-	uint64_t hits, drops, delivered;
+	for (size_t i = 0; i < ss->ss_n; i++) {
+		const struct site *st = &ss->ss_v[i];
+		struct session_site_count c;
+
+		if (session_site_counts(s, i, &c) || !(c.sc_seen | c.sc_delivered))
+			continue;
+		pc_dbg("site %zu %s:%s '%s' 0x%llx: seen=%llu hits=%llu "
+		       "delivered=%llu", i, st->st_provider, st->st_name,
+		       st->st_path, (unsigned long long)st->st_off,
+		       (unsigned long long)c.sc_seen,
+		       (unsigned long long)c.sc_hits,
+		       (unsigned long long)c.sc_delivered);
+	}
+}
+
+/* 0, or -1 when events went missing without being counted as drops, or
+ * may have (follow_verdict): the output is not what happened, and the
+ * exit status says so. */
+static int summary(struct pc_session *s, const struct site_set *ss,
+		   struct follow *fw)
+{
+	uint64_t hits, drops, delivered, seen = session_counter(s, PC_CNT_SEEN);
+	int bad = 0;
 
 	session_counts(s, &hits, &drops, &delivered);
 	fflush(stdout);
@@ -233,14 +254,19 @@ static int summary(struct pc_session *s)
 	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
 		(unsigned long long)delivered, (unsigned long long)drops,
 		(unsigned long long)hits);
+	pc_dbg("summary: seen=%llu filtered=%llu (hits of processes not "
+	       "traced)", (unsigned long long)seen,
+	       (unsigned long long)(seen - hits));
+	if (pc_log_verbose)
+		site_counts(s, ss);
 	if (delivered + drops != hits) {
 		char st[160] = "unreadable";
 
 		session_ring_state(s, st, sizeof(st));
 		pc_err("trace: accounting mismatch: delivered + dropped != hits; ring %s", st);
-		return -1;
+		bad = -1;
 	}
-	return 0;
+	return follow_verdict(fw, seen - hits) ?: bad;
 }
 
 /*
@@ -262,6 +288,7 @@ static int follow_setup(const struct trace_opts *o, struct site_set *ss,
 	int err = o->to_all ? 0 : follow_open(&fo, ss, fw);
 
 	so->so_filter_pids = !o->to_all;
+	so->so_follow = o->to_follow;
 	so->so_progs = follow_progs(*fw);
 	so->so_ctl = follow_ctl;
 	so->so_ctl_ctx = *fw;
@@ -343,7 +370,7 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	session_detach(s);
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
-	if (summary(s))
+	if (summary(s, ss, fw))
 		rc = EXIT_RUNTIME;
 out:
 	follow_stop(fw);

@@ -479,8 +479,6 @@ int follow_start(struct follow *f, struct pc_session *s, pid_t root)
 
 void follow_stop(struct follow *f)
 {
-	uint64_t full, lost;
-
 	if (!f || f->fw_stopping)
 		return;
 	f->fw_stopping = 1;
@@ -489,16 +487,67 @@ void follow_stop(struct follow *f)
 	if (!f->fw_s)
 		return;
 	session_detach_hooks(f->fw_s);
-	full = session_counter(f->fw_s, PC_CNT_FOLLOW_FULL);
-	lost = session_counter(f->fw_s, PC_CNT_CTL_LOST);
-	if (full)
-		pc_err("follow: %llu forked processes not followed: the pid "
-		       "set is full", (unsigned long long)full);
-	if (lost)
-		pc_err("follow: %llu barriers not taken (event ring full): "
-		       "objects mapped then were not searched",
-		       (unsigned long long)lost);
 	pc_dbg("follow: %lu barriers", f->fw_nstops);
+}
+
+#define ULL(x) ((unsigned long long)(x))
+
+/*
+ * How the tgid set changed, and whether a followed process's events can
+ * be missing although every hit counted was delivered: a child the set
+ * could not take, a barrier not taken, or a fork the kernel did not run
+ * our program for (K6) while hits came from processes outside the set (a
+ * child orphaned before its first hit is one of those; the others are
+ * recovered at their first hit, pc.bpf.c's join_by_ancestry).
+ */
+int follow_verdict(struct follow *f, uint64_t filtered)
+{
+	struct pc_session *s = f ? f->fw_s : NULL;
+	struct session_skipped k;
+	uint64_t full, lost, late;
+	int bad = 0;
+
+	if (!s)
+		return 0;
+	session_skipped(s, &k);
+	full = session_counter(s, PC_CNT_FOLLOW_FULL);
+	lost = session_counter(s, PC_CNT_CTL_LOST);
+	late = session_counter(s, PC_CNT_LATE);
+	if (pc_log_verbose || full || late || k.sk_fork || k.sk_exit || k.sk_exec)
+		fprintf(stderr, "probecheck: follow: forks=%llu late=%llu "
+			"exits=%llu stale=%llu not-followed=%llu filtered=%llu "
+			"kernel-skipped: fork=%llu exit=%llu exec=%llu\n",
+			ULL(session_counter(s, PC_CNT_FORKS)), ULL(late),
+			ULL(session_counter(s, PC_CNT_EXITS)),
+			ULL(session_counter(s, PC_CNT_STALE)), ULL(full),
+			ULL(filtered), ULL(k.sk_fork), ULL(k.sk_exit),
+			ULL(k.sk_exec));
+	if (full) {
+		pc_err("follow: %llu processes not followed: the pid set could "
+		       "not take them (it holds 4096)", ULL(full));
+		bad = -1;
+	}
+	if (lost) {
+		pc_err("follow: %llu barriers not taken (event ring full): "
+		       "objects mapped then were not searched", ULL(lost));
+		bad = -1;
+	}
+	if (f->fw_o.fo_descendants && k.sk_fork && filtered) {
+		pc_err("follow: the kernel skipped %llu runs of the fork "
+		       "tracepoint program (K6) and %llu hits came from "
+		       "processes outside the set: a child orphaned before its "
+		       "first hit may be among them, its events lost",
+		       ULL(k.sk_fork), ULL(filtered));
+		bad = -1;
+	}
+	if (f->fw_nreqs && k.sk_exec) {
+		pc_err("follow: the kernel skipped %llu runs of the exec "
+		       "barrier (K6): a process that exec'd then was searched "
+		       "only at its dynamic linker's barrier, a static one not "
+		       "at all", ULL(k.sk_exec));
+		bad = -1;
+	}
+	return bad;
 }
 
 void follow_close(struct follow *f)

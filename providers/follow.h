@@ -44,10 +44,16 @@ void follow_ctl(void *ctx, const struct pc_event *ev);
 int  follow_start(struct follow *f, struct pc_session *s, pid_t root);
 /*
  * Before the last drain of the ring: no new barriers after this; records
- * still queued only resume their process (SIGCONT).  Warns about children
- * not followed and barriers not taken.
+ * still queued only resume their process (SIGCONT).
  */
 void follow_stop(struct follow *f);
+/*
+ * After the last drain: prints how the tgid set changed (always with -v,
+ * else when something disagrees) and -1 when a followed process's events
+ * may be missing (children not followed, barriers not taken, forks the
+ * kernel skipped while other processes' hits were @filtered out), else 0.
+ */
+int  follow_verdict(struct follow *f, uint64_t filtered);
 void follow_close(struct follow *f);
 
 #endif

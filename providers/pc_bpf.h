@@ -73,14 +73,46 @@ struct pc_event_str {
 	char ps_str[PC_MAX_ARGS][PC_STR_LEN];
 };
 
-/* Indexes of the per-CPU `counters` array map. */
+/*
+ * Indexes of the per-CPU `counters` array map.  A site hit is SEEN when
+ * its program runs, whoever hit it; it is a HIT when it passed the pid
+ * filter (with no filter, every seen hit is one); a hit is then either
+ * delivered (the consumer counts those) or a DROP.  So
+ *   seen = hits + filtered out,   hits = delivered + dropped.
+ * The follow counters say how the tgid set changed (pc.bpf.c, --follow).
+ */
 enum pc_counter {
-	PC_CNT_HITS = 0,        /* breakpoint hits that passed the pid filter */
+	PC_CNT_HITS = 0,        /* site hits that passed the pid filter */
 	PC_CNT_DROPS = 1,       /* hits whose event did not fit in the ring */
-	PC_CNT_FOLLOW_FULL = 2, /* forked children not followed: pc_pids full */
+	PC_CNT_FOLLOW_FULL = 2, /* followed processes the set could not take */
 	PC_CNT_CTL_LOST = 3,    /* barriers not taken: ring full, signal failed */
+	PC_CNT_SEEN = 4,        /* site hits before the pid filter */
+	PC_CNT_FORKS = 5,       /* children added by the fork tracepoint */
+	PC_CNT_LATE = 6,        /* children added at their first hit or
+				   barrier: the fork tracepoint missed them */
+	PC_CNT_EXITS = 7,       /* processes removed at their exit */
+	PC_CNT_STALE = 8,       /* entries of a recycled pid, removed */
+	PC_CNT_SKIP_FORK = 9,   /* fork and exit runs skipped on purpose, */
+	PC_CNT_SKIP_EXIT = 10,  /* as K6 skips them (pc_skip_tp) */
 	PC_CNT_MAX,
 };
+
+/* pc_skip_tp: the tracepoint programs that act as if the kernel skipped
+ * every run of theirs for the set's processes (PROBECHECK_SKIP_TP). */
+#define PC_SKIP_FORK 1
+#define PC_SKIP_EXIT 2
+
+/* Per site (`pc_site_counts`, by the site's index): see above. */
+struct pc_site_count {
+	__u64 sc_seen;
+	__u64 sc_hits;
+};
+
+/*
+ * How far up its parents a process not in the tgid set is looked for a
+ * followed ancestor (pc.bpf.c, join_by_ancestry).
+ */
+#define PC_MAX_ANCESTRY 16
 
 /*
  * Control records (follow.c) share the ring with events: a struct

@@ -40,11 +40,33 @@ struct pc_session {
 	struct link_vec ps_sites;
 	struct link_vec ps_hooks;
 	uint64_t ps_delivered;
+	uint64_t *ps_site_delivered;    /* by site index, ps_nsite_delivered */
+	size_t ps_nsite_delivered;
 	session_event_fn ps_event;
 	void *ps_ctx;
 	session_ctl_fn ps_ctl;
 	void *ps_ctl_ctx;
 };
+/* Delivered events per site, for -v; an event whose count cannot be
+ * stored only misses from that breakdown (the total is ps_delivered). */
+static void site_delivered(struct pc_session *s, __u32 id)
+{
+	if (id >= PC_MAX_SPECS)
+		return;
+	if (id >= s->ps_nsite_delivered) {
+		size_t n = id + 64 > PC_MAX_SPECS ? PC_MAX_SPECS : id + 64;
+		uint64_t *v = realloc(s->ps_site_delivered, n * sizeof(*v));
+
+		if (!v)
+			return;
+		memset(v + s->ps_nsite_delivered, 0,
+		       (n - s->ps_nsite_delivered) * sizeof(*v));
+		s->ps_site_delivered = v;
+		s->ps_nsite_delivered = n;
+	}
+	s->ps_site_delivered[id]++;
+}
+
 static int ring_event(void *ctx, void *data, size_t len)
 {
 	struct pc_session *s = ctx;
@@ -58,6 +80,7 @@ static int ring_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	s->ps_delivered++;
+	site_delivered(s, es->ps_ev.pe_spec_id);
 	s->ps_event(s->ps_ctx, &es->ps_ev,
 		    len >= sizeof(*es) ? (const char (*)[PC_STR_LEN])es->ps_str
 				       : NULL);
@@ -117,6 +140,32 @@ static void session_select_progs(struct pc_session *s, unsigned progs)
 				  !!(progs & SESSION_PROG_EXEC));
 }
 
+/* PROBECHECK_SKIP_TP=fork,exit: pc_skip_tp (pc_bpf.h), else 0. */
+static int skip_tp(__u32 *bits)
+{
+	const char *env = getenv("PROBECHECK_SKIP_TP");
+	char buf[32], *tok, *save;
+
+	*bits = 0;
+	if (!env || !*env)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "fork"))
+			*bits |= PC_SKIP_FORK;
+		else if (!strcmp(tok, "exit"))
+			*bits |= PC_SKIP_EXIT;
+		else {
+			pc_err("bpf: PROBECHECK_SKIP_TP='%s': '%s' is not fork "
+			       "or exit", env, tok);
+			return -EINVAL;
+		}
+	}
+	pc_dbg("bpf: the fork/exit programs skip runs as K6 would "
+	       "(PROBECHECK_SKIP_TP=%s)", env);
+	return 0;
+}
+
 const char *session_attach_name(const struct pc_session *s)
 {
 	return s->ps_ops->ao_name;
@@ -157,6 +206,10 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		goto fail;
 	}
 	s->ps_skel->rodata->pc_filter_pids = !!o->so_filter_pids;
+	s->ps_skel->rodata->pc_follow = !!o->so_follow;
+	err = skip_tp((__u32 *)&s->ps_skel->rodata->pc_skip_tp);
+	if (err)
+		goto fail;
 	{
 		char why[100];
 
@@ -190,10 +243,10 @@ fail:
 int session_add_pid(struct pc_session *s, pid_t pid)
 {
 	__u32 key = pid;
-	__u8 one = 1;
+	__u64 any = 0;          /* start time not checked (pc.bpf.c) */
 
 	if (bpf_map__update_elem(s->ps_skel->maps.pc_pids, &key, sizeof(key),
-				 &one, sizeof(one), BPF_ANY)) {
+				 &any, sizeof(any), BPF_ANY)) {
 		int err = -errno;
 
 		pc_err("bpf: cannot add pid %d to the filter: %s", pid,
@@ -359,6 +412,48 @@ void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 	*delivered = s->ps_delivered;
 }
 
+int session_site_counts(struct pc_session *s, __u32 id,
+			struct session_site_count *c)
+{
+	struct pc_site_count v;
+
+	if (bpf_map__lookup_elem(s->ps_skel->maps.pc_site_counts, &id,
+				 sizeof(id), &v, sizeof(v), 0))
+		return -errno;
+	c->sc_seen = v.sc_seen;
+	c->sc_hits = v.sc_hits;
+	c->sc_delivered = id < s->ps_nsite_delivered ? s->ps_site_delivered[id] : 0;
+	return 0;
+}
+
+/*
+ * Runs of @prog the kernel skipped because the program was already
+ * running on that CPU (bpf_prog_info.recursion_misses, 5.12+; 0 before,
+ * or for a program not loaded).  Uprobe programs are never skipped so;
+ * tracepoint programs are (K6).
+ */
+static uint64_t prog_misses(const struct bpf_program *prog)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int fd = bpf_program__fd(prog);
+
+	memset(&info, 0, sizeof(info));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
+}
+
+void session_skipped(struct pc_session *s, struct session_skipped *k)
+{
+	k->sk_fork = prog_misses(s->ps_skel->progs.pc_fork) +
+		     counter_sum(s, PC_CNT_SKIP_FORK);
+	k->sk_exit = prog_misses(s->ps_skel->progs.pc_exit) +
+		     counter_sum(s, PC_CNT_SKIP_EXIT);
+	k->sk_exec = prog_misses(s->ps_skel->progs.pc_exec);
+}
+
+
 /*
  * Where the consumer stands, for a summary whose counts disagree: hits
  * counted but never delivered are either still in the ring (the record at
@@ -408,6 +503,7 @@ void session_close(struct pc_session *s)
 	if (s->ps_ops)
 		session_detach(s);
 	free(s->ps_sites.lv_v);
+	free(s->ps_site_delivered);
 	free(s->ps_hooks.lv_v);
 	ring_buffer__free(s->ps_ring);
 	pc_bpf__destroy(s->ps_skel);

@@ -30,6 +30,7 @@ struct attach_ops;
 
 struct session_opts {
 	int so_filter_pids;     /* only tgids added with session_add_pid */
+	int so_follow;          /* ... and their descendants (pc.bpf.c) */
 	session_event_fn so_event;
 	void *so_ctx;
 	unsigned so_progs;      /* enum session_prog bits */
@@ -82,6 +83,17 @@ void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 		    uint64_t *delivered);
 /* One pc_counters entry (enum pc_counter), summed over CPUs. */
 uint64_t session_counter(struct pc_session *s, unsigned which);
+/* One site's counts (pc_bpf.h): seen, hits, and delivered here. */
+struct session_site_count {
+	uint64_t sc_seen, sc_hits, sc_delivered;
+};
+int session_site_counts(struct pc_session *s, __u32 id,
+			struct session_site_count *c);
+/* Runs of the follow tracepoint programs the kernel skipped (K6). */
+struct session_skipped {
+	uint64_t sk_fork, sk_exit, sk_exec;
+};
+void session_skipped(struct pc_session *s, struct session_skipped *k);
 /* Detach everything and free; safe on NULL. */
 void session_close(struct pc_session *s);
 

@@ -10,9 +10,11 @@
  * follows the operand's declared size and sign, so -1@%al reads as -1 and
  * 1@%al as 255.
  *
- * Accounting: every hit that passes the pid filter counts in pc_counters
- * HITS; a hit whose event does not fit in the ring counts in DROPS.  The
- * consumer counts what it receives; delivered + dropped == hits exactly.
+ * Accounting (pc_bpf.h): every run of a site's program counts SEEN, in
+ * pc_counters and for the site in pc_site_counts; one that passes the pid
+ * filter counts HITS too; a hit whose event does not fit in the ring
+ * counts in DROPS.  The consumer counts what it receives; delivered +
+ * dropped == hits exactly, and seen - hits were other processes' hits.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -24,6 +26,10 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Set before load: when non-zero only tgids in pc_pids produce events. */
 const volatile __u32 pc_filter_pids = 0;
+/* Set before load with --follow: descendants of the set join it. */
+const volatile __u32 pc_follow = 0;
+/* Set before load from PROBECHECK_SKIP_TP, to test the tracer under K6. */
+const volatile __u32 pc_skip_tp = 0;
 
 /*
  * Set before load when the kernel has bpf_preempt_disable (6.10+): the
@@ -57,12 +63,35 @@ struct {
 	__type(value, struct pc_spec);
 } pc_specs SEC(".maps");
 
+/*
+ * The traced tgids.  The value is the process's start time
+ * (group_leader->start_boottime) when BPF added it, 0 when userspace did:
+ * an entry whose process has gone without its exit being seen (the kernel
+ * can skip a tracepoint program's run: K6) is told from a new process
+ * that got the same pid.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);
 } pc_pids SEC(".maps");
+
+/* tgid -> start time of processes found not to descend from the set: their
+ * next hits skip the walk up their parents. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} pc_strangers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PC_MAX_SPECS);
+	__type(key, __u32);
+	__type(value, struct pc_site_count);
+} pc_site_counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -155,11 +184,92 @@ static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
 	}
 }
 
-static __always_inline int pid_wanted(__u32 tgid)
+static __always_inline __u64 born(struct task_struct *t)
 {
+	return BPF_CORE_READ(t, group_leader, start_boottime);
+}
+
+/* @t's process is in the set: its entry, and the entry is not a recycled
+ * pid's.  Such an entry is removed. */
+static __always_inline int member(struct task_struct *t, __u32 tgid)
+{
+	__u64 *v = bpf_map_lookup_elem(&pc_pids, &tgid);
+
+	if (!v)
+		return 0;
+	if (*v == 0 || *v == born(t))
+		return 1;
+	if (!bpf_map_delete_elem(&pc_pids, &tgid))
+		count(PC_CNT_STALE);
+	return 0;
+}
+
+static __always_inline void join(__u32 tgid, __u64 start, __u32 counter)
+{
+	if (bpf_map_update_elem(&pc_pids, &tgid, &start, BPF_ANY))
+		count(PC_CNT_FOLLOW_FULL);
+	else
+		count(counter);
+}
+
+/*
+ * --follow: a process not in the set whose parent, grandparent, ... is,
+ * joins it here, at its first hit or barrier.  The fork tracepoint adds
+ * children before they run, but the kernel can skip that program's run
+ * (K6: on a kernel that preempts tracepoint programs, a run stopped
+ * mid-program makes it skip the next one on that CPU).  Only a child
+ * orphaned before its first hit escapes this: trace_run reports the
+ * skipped runs and such hits (filtered) together.
+ */
+static __always_inline int join_by_ancestry(struct task_struct *t, __u32 tgid)
+{
+	__u64 start = born(t), *seen = bpf_map_lookup_elem(&pc_strangers, &tgid);
+	struct task_struct *p = t;
+
+	if (seen && *seen == start)
+		return 0;
+	for (int i = 0; i < PC_MAX_ANCESTRY; i++) {
+		__u32 ptgid;
+
+		p = BPF_CORE_READ(p, real_parent);
+		ptgid = p ? BPF_CORE_READ(p, tgid) : 0;
+		if (ptgid <= 1)
+			break;
+		if (member(p, ptgid)) {
+			join(tgid, start, PC_CNT_LATE);
+			return 1;
+		}
+	}
+	bpf_map_update_elem(&pc_strangers, &tgid, &start, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int pid_wanted(void)
+{
+	struct task_struct *t;
+	__u32 tgid;
+
 	if (!pc_filter_pids)
 		return 1;
-	return bpf_map_lookup_elem(&pc_pids, &tgid) != NULL;
+	t = (struct task_struct *)bpf_get_current_task();
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (member(t, tgid))
+		return 1;
+	return pc_follow && join_by_ancestry(t, tgid);
+}
+
+static __always_inline void count_site(__u32 id, int hit)
+{
+	struct pc_site_count *c = bpf_map_lookup_elem(&pc_site_counts, &id);
+
+	count(PC_CNT_SEEN);
+	if (hit)
+		count(PC_CNT_HITS);
+	if (!c)
+		return;
+	__sync_fetch_and_add(&c->sc_seen, 1);
+	if (hit)
+		__sync_fetch_and_add(&c->sc_hits, 1);
 }
 
 static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
@@ -209,9 +319,11 @@ static __always_inline int handle_id(struct pt_regs *ctx, __u32 id)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	const struct pc_spec *s;
 
-	if (!pid_wanted(pid_tgid >> 32))
+	if (!pid_wanted()) {
+		count_site(id, 0);
 		return 0;
-	count(PC_CNT_HITS);
+	}
+	count_site(id, 1);
 	s = bpf_map_lookup_elem(&pc_specs, &id);
 	if (!s)
 		goto drop;
@@ -294,27 +406,49 @@ struct {
 	__type(value, __s64);
 } pc_dlhooks SEC(".maps");
 
+/*
+ * Guarded like the site programs: the kernel counts a tracepoint program
+ * as running from before its first instruction to after its last, and
+ * skips it on that CPU meanwhile (K6); preemption off shrinks that
+ * window to the kernel's few instructions around the program.
+ */
+static __noinline int fork_join(struct task_struct *parent,
+				struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+
+	if (ptgid == ctgid || !member(parent, ptgid))
+		return 0;
+	if (pc_skip_tp & PC_SKIP_FORK)
+		count(PC_CNT_SKIP_FORK);
+	else
+		join(ctgid, born(child), PC_CNT_FORKS);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(pc_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = parent->tgid, ctgid = child->tgid;
-	__u8 one = 1;
+	return GUARDED(fork_join(parent, child));
+}
 
-	if (ptgid == ctgid || !bpf_map_lookup_elem(&pc_pids, &ptgid))
+static __noinline int exit_leave(struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	if (bpf_map_update_elem(&pc_pids, &ctgid, &one, BPF_ANY))
-		count(PC_CNT_FOLLOW_FULL);
+	if ((pc_skip_tp & PC_SKIP_EXIT) && bpf_map_lookup_elem(&pc_pids, &tgid))
+		count(PC_CNT_SKIP_EXIT);
+	else if (!bpf_map_delete_elem(&pc_pids, &tgid))
+		count(PC_CNT_EXITS);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(pc_exit, struct task_struct *p)
 {
-	__u32 tgid = p->tgid;
-
-	if (p->signal->live.counter == 0)
-		bpf_map_delete_elem(&pc_pids, &tgid);
-	return 0;
+	return GUARDED(exit_leave(p));
 }
 
 static __always_inline int stop_and_tell(__u32 kind)
@@ -347,7 +481,7 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	if (!pid_wanted(bpf_get_current_pid_tgid() >> 32))
+	if (!pid_wanted())
 		return 0;
 	return stop_and_tell(PC_CTL_EXEC);
 }
@@ -364,7 +498,7 @@ static __always_inline int dlhook_idx(struct pt_regs *ctx, __u32 idx)
 	__s32 state = -1;
 	__s64 *delta;
 
-	if (!pid_wanted(bpf_get_current_pid_tgid() >> 32))
+	if (!pid_wanted())
 		return 0;
 	delta = bpf_map_lookup_elem(&pc_dlhooks, &idx);
 	if (!delta || bpf_probe_read_user(&state, sizeof(state),
@@ -446,7 +580,8 @@ static __always_inline int by_place(struct pt_regs *ctx,
 	__u32 *id = bpf_map_lookup_elem(&pc_places, pl);
 
 	if (!id) {
-		if (pid_wanted(bpf_get_current_pid_tgid() >> 32)) {
+		count(PC_CNT_SEEN);
+		if (pid_wanted()) {
 			count(PC_CNT_HITS);
 			count(PC_CNT_DROPS);    /* not ours: never unaccounted */
 		}
