@@ -31,6 +31,17 @@ def _first_line(path, prefix):
     return hits[-1] if hits else None
 
 
+# What the tracer's summary line counts (README, "At exit"), said once
+# where a reader of a failure's evidence meets it.
+ACCOUNTING = ("- Accounting: a trace's `summary: delivered=D dropped=X hits=H` counts "
+              "as `hits` the runs of a site's BPF program for a traced process (after "
+              "the pid filter); `dropped` the hits whose event did not fit in the ring; "
+              "`delivered` the events received; D + X = H or exit 1. Other processes' "
+              "hits are `seen` but `filtered` (`-v`). Under `--follow` a `follow:` line "
+              "counts children added at fork and late (the fork program skipped: K6) "
+              "and the kernel's skipped runs; a possible loss exits 1")
+
+
 def header(results, run, wall):
     d = os.path.abspath(results)
     where = f"{os.path.basename(os.path.dirname(d))}/{os.path.basename(d)}/"
@@ -68,7 +79,8 @@ def header(results, run, wall):
             "- Sanitizers (`make sanitize`: unit tests and every suite on an ASan+UBSan build): "
             + ("; ".join(san_lines) if san_lines else "not run since this check"),
             mutation.header_line(results),
-            f"- Kernel log during the suites: {kernel_log_line(results)}", ""]
+            f"- Kernel log during the suites: {kernel_log_line(results)}",
+            ACCOUNTING, ""]
 
 
 def kernel_release(results):

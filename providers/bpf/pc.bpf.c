@@ -600,14 +600,15 @@ static __noinline int place_list(struct pt_regs *ctx)
 	__u64 ip = PT_REGS_IP(ctx);
 	struct pc_place pl = {};
 
+	/* by_place after the loop, not inside it: the verifier then walks
+	 * its body once, not once per iteration (5.10's 1M-insn limit). */
 	for (int i = 0; i < PC_MAX_VMAS && v; i++) {
 		__u64 start = BPF_CORE_READ(v, vm_start);
 
 		if (ip >= start && ip < BPF_CORE_READ(v, vm_end)) {
-			if (place_fill(&pl, ip, start, BPF_CORE_READ(v, vm_pgoff),
-				       BPF_CORE_READ(v, vm_file)))
-				break;
-			return by_place(ctx, &pl);
+			place_fill(&pl, ip, start, BPF_CORE_READ(v, vm_pgoff),
+				   BPF_CORE_READ(v, vm_file));
+			break;
 		}
 		v = BPF_CORE_READ(v, vm_next);
 	}
