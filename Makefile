@@ -49,7 +49,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lbpf -lelf 
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wshadow \
-            -Wformat=2 -MMD -MP -I$(O) -iquote providers -iquote harness $(PKG_CFLAGS)
+            -Wformat=2 -MMD -MP -I$(O) -iquote providers -iquote harness/cli $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lpthread
 ifeq ($(COVERAGE),1)
 CFLAGS   += --coverage -O0
@@ -70,7 +70,7 @@ PROV_OBJS  := $(PROV_SRCS:%.c=$(O)/%.o)
 BPF_SRCS   := $(wildcard providers/bpf/*.bpf.c)
 BPF_OBJS   := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
 SKELS      := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/%.skel.h)
-CLI_SRCS   := $(wildcard harness/*.c)
+CLI_SRCS   := $(wildcard harness/cli/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(O)/%.o)
 TOOL_SRCS  := $(filter-out %.bpf.c,$(wildcard harness/tools/*.c))
 TOOLS      := $(TOOL_SRCS:harness/tools/%.c=$(O)/tools/%)
@@ -84,7 +84,7 @@ PROBECHECK := $(O)/probecheck
 
 all: $(PROBECHECK) $(TOOLS) $(UNITS) fixtures
 
-$(O) $(O)/providers $(O)/harness $(O)/bpf $(O)/tools $(O)/unit $(O)/fixtures:
+$(O) $(O)/providers $(O)/harness/cli $(O)/bpf $(O)/tools $(O)/unit $(O)/fixtures:
 	$(Q)mkdir -p $@
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
@@ -109,7 +109,7 @@ $(O)/providers/%.o: providers/%.c $(SKELS) | $(O)/providers
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(O)/harness/%.o: harness/%.c $(SKELS) | $(O)/harness
+$(O)/harness/cli/%.o: harness/cli/%.c $(SKELS) | $(O)/harness/cli
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
@@ -145,7 +145,7 @@ $(O)/unit/%: suites/unit/%.c suites/unit/unit.h suites/unit/attachfail.h $(PROV_
 # the CLI's objects, all but the one with main().
 FUZZ_SRCS    := $(wildcard suites/fuzz/fuzz_*.c)
 FUZZ_ALL     := $(FUZZ_SRCS:suites/fuzz/fuzz_%.c=%)
-CLI_LIB_OBJS := $(filter-out $(O)/harness/probecheck.o,$(CLI_OBJS))
+CLI_LIB_OBJS := $(filter-out $(O)/harness/cli/probecheck.o,$(CLI_OBJS))
 FUZZ_BODY_OBJS := $(FUZZ_SRCS:suites/fuzz/%.c=$(O)/unit/fuzz/%.o)
 
 $(O)/unit/fuzz/%.o: suites/fuzz/%.c $(SKELS)
@@ -168,15 +168,15 @@ RESULTS_DIR := $(O)/results
 
 check-unit: $(UNITS)
 	$(Q)mkdir -p $(RESULTS_DIR)
-	$(Q)./harness/run-unit $(RESULTS_DIR) $(UNITS)
+	$(Q)./harness/run/run-unit $(RESULTS_DIR) $(UNITS)
 
 check-suites: all
 	$(Q)mkdir -p $(RESULTS_DIR)
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-suites $(RESULTS_DIR) $(SUITES)
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/run-suites $(RESULTS_DIR) $(SUITES)
 
 # One entry point: unit tests, suites, valgrind, and RESULTS.md.  Every
 # step runs even when an earlier one failed so the report is complete.
-# The exit status is harness/report check's: 0 iff every unit binary and
+# The exit status is harness/report/report check's: 0 iff every unit binary and
 # valgrind passed and every suite test passed, skipped or reproduced a
 # kernel problem listed in ci/kernel-issues (a finding, not a failure);
 # it ends with a block listing the findings.  Coverage is `make coverage`
@@ -185,20 +185,20 @@ check-suites: all
 check: all
 	$(Q)rm -rf $(RESULTS_DIR) && mkdir -p $(RESULTS_DIR)
 	$(Q)start=$$(date +%s); w=0; \
-	./harness/run-unit $(RESULTS_DIR) $(UNITS); u=$$?; \
-	PROBECHECK_BUILD=$(ABS_O) ./harness/run-suites $(RESULTS_DIR) $(SUITES); s=$$?; \
-	PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind 2>&1 | \
+	./harness/run/run-unit $(RESULTS_DIR) $(UNITS); u=$$?; \
+	PROBECHECK_BUILD=$(ABS_O) ./harness/run/run-suites $(RESULTS_DIR) $(SUITES); s=$$?; \
+	PROBECHECK_BUILD=$(ABS_O) ./harness/run/run-valgrind $(O)/valgrind 2>&1 | \
 		tee $(RESULTS_DIR)/valgrind.txt; v=$${PIPESTATUS[0]}; \
 	echo $$(( $$(date +%s) - start )) > $(RESULTS_DIR)/wall_s; \
 	$(MAKE) --no-print-directory results || w=1; \
-	./harness/report check --status run-unit=$$u --status run-suites=$$s --status run-valgrind=$$v \
+	./harness/report/report check --status run-unit=$$u --status run-suites=$$s --status run-valgrind=$$v \
 		--status RESULTS.md=$$w $(RESULTS_DIR)
 
 # RESULTS.md from the last check's results (with the coverage figure when
 # `make coverage` ran since) and every matrix directory.
 .PHONY: results
 results:
-	$(Q)if ./harness/report results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0) \
+	$(Q)if ./harness/report/report results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0) \
 		$(wildcard $(O)/matrix*) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md; then \
 		echo "probecheck: RESULTS.md updated"; \
 	else \
@@ -213,22 +213,22 @@ coverage:
 	$(Q)rm -rf $(O)-cov
 	$(Q)$(MAKE) --no-print-directory O=$(O)-cov COVERAGE=1 NO_INSTALL=1 all
 	$(Q)mkdir -p $(O)-cov/results
-	$(Q)./harness/run-unit $(O)-cov/results $(UNITS:$(O)/%=$(O)-cov/%) || true
-	$(Q)PROBECHECK_BUILD=$(abspath $(O)-cov) ./harness/run-suites $(O)-cov/results $(SUITES) \
+	$(Q)./harness/run/run-unit $(O)-cov/results $(UNITS:$(O)/%=$(O)-cov/%) || true
+	$(Q)PROBECHECK_BUILD=$(abspath $(O)-cov) ./harness/run/run-suites $(O)-cov/results $(SUITES) \
 		| tail -n 1 | sed 's/^/coverage run: /' > $(O)-cov/run.txt || true
 	$(Q)cat $(O)-cov/run.txt
-	$(Q){ ./harness/coverage-report $(O)-cov; cat $(O)-cov/run.txt; } | tee $(O)-cov/coverage.txt
+	$(Q){ ./harness/run/coverage-report $(O)-cov; cat $(O)-cov/run.txt; } | tee $(O)-cov/coverage.txt
 	$(Q)if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
 		cp $(O)-cov/coverage.txt $(RESULTS_DIR)/coverage.txt && $(MAKE) --no-print-directory results; \
 	fi
 
 valgrind: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run-valgrind $(O)/valgrind
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/run-valgrind $(O)/valgrind
 
 # ---- fuzzing ---------------------------------------------------------------
 # libFuzzer targets (suites/fuzz/fuzz_NAME.c, one per parser) built with
 # clang, ASan and UBSan into $(O)/fuzz; the code under test is compiled
-# again for them in $(O)/fuzz/obj.  harness/fuzz runs each for FUZZ_S
+# again for them in $(O)/fuzz/obj.  harness/run/fuzz runs each for FUZZ_S
 # seconds (FUZZ_TARGETS="note spec" selects), one at a time, from the
 # committed inputs (suites/fuzz/corpus, regress) and seeds it makes from
 # the fixtures and real objects of this machine; prints execs and coverage
@@ -242,7 +242,7 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_O)/fuzz_%)
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS   = -g -O1 -fno-omit-frame-pointer -std=gnu11 -Wall -Wextra \
 	-Wno-unused-parameter -Wshadow -Wformat=2 -Wno-format-nonliteral -MMD -MP -I$(O) -iquote providers \
-	-iquote harness $(PKG_CFLAGS) $(FUZZ_SAN)
+	-iquote harness/cli $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_LIB_OBJS := $(PROV_SRCS:%.c=$(FUZZ_O)/obj/%.o) $(CLI_LIB_OBJS:$(O)/%=$(FUZZ_O)/obj/%)
 
 $(FUZZ_O)/obj/%.o: %.c $(SKELS)
@@ -261,7 +261,7 @@ $(FUZZ_O)/fuzz_%: $(FUZZ_O)/obj/suites/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(FUZZ_BINS) fixtures
-	$(Q)./harness/fuzz -t $(FUZZ_S) -o $(FUZZ_O) -f $(O)/fixtures $(FUZZ_TARGETS); st=$$?; \
+	$(Q)./harness/run/fuzz -t $(FUZZ_S) -o $(FUZZ_O) -f $(O)/fixtures $(FUZZ_TARGETS); st=$$?; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ] && [ -f $(FUZZ_O)/fuzz.tsv ]; then \
 		cp $(FUZZ_O)/fuzz.tsv $(RESULTS_DIR)/fuzz.tsv && $(MAKE) --no-print-directory results || st=1; \
 	fi; \
@@ -281,15 +281,15 @@ SAN_O := $(O)-san
 SAN_DIR := $(abspath $(SAN_O))/sanitizer
 SAN_ENV := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
 	UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1:exitcode=86 \
-	LSAN_OPTIONS=suppressions=$(abspath harness/lsan.supp) PROBECHECK_SANITIZER_DIR=$(SAN_DIR)
+	LSAN_OPTIONS=suppressions=$(abspath harness/run/lsan.supp) PROBECHECK_SANITIZER_DIR=$(SAN_DIR)
 .PHONY: sanitize
 sanitize:
 	$(Q)rm -rf $(SAN_O)
 	$(Q)$(MAKE) --no-print-directory O=$(SAN_O) SANITIZE=address,undefined NO_INSTALL=1 all
 	$(Q)mkdir -p $(SAN_O)/results $(SAN_DIR)
 	$(Q)start=$$(date +%s); export $(SAN_ENV); \
-	./harness/run-unit $(SAN_O)/results $(UNITS:$(O)/%=$(SAN_O)/%); u=$$?; \
-	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run-suites $(SAN_O)/results $(SUITES) \
+	./harness/run/run-unit $(SAN_O)/results $(UNITS:$(O)/%=$(SAN_O)/%); u=$$?; \
+	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run/run-suites $(SAN_O)/results $(SUITES) \
 		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
 	n=$$(ls $(SAN_DIR) | wc -l); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
 	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), commit $$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
@@ -302,7 +302,7 @@ sanitize:
 	fi; \
 	[ $$u = 0 ] && [ $$s = 0 ] && [ $$n = 0 ] && [ $$ub = 0 ]
 
-# Mutation testing (harness/mutate): MUTANTS mutants of providers/ and the
+# Mutation testing (harness/run/mutate): MUTANTS mutants of providers/ and the
 # BPF program, picked by MUTATE_SEED (MUTATE_FILES="providers/spec.c"
 # restricts), each built in a scratch copy ($(O)/mutate) and run against
 # the unit tests and the suites ci/mutate-suites maps its file to, at most
@@ -319,7 +319,7 @@ MUTATE_S     ?= 240
 MUTATE_FILES ?=
 .PHONY: mutate
 mutate:
-	$(Q)./harness/mutate --out $(ABS_O)/mutate --mutants $(MUTANTS) --seed $(MUTATE_SEED) \
+	$(Q)./harness/run/mutate --out $(ABS_O)/mutate --mutants $(MUTANTS) --seed $(MUTATE_SEED) \
 		--budget $(MUTATE_S) $(if $(MUTATE_FILES),--files '$(MUTATE_FILES)') \
 		$(if $(MUTATE_RERUN),--rerun-survivors); st=$$?; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ] && [ -f $(O)/mutate/summary.txt ]; then \
@@ -337,13 +337,13 @@ mutate:
 MATRIX_DIR ?= $(O)/matrix
 MATRIX_JOBS ?= $(shell nproc)
 matrix: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/matrix -j $(MATRIX_JOBS) -o $(MATRIX_DIR); st=$$?; \
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/matrix -j $(MATRIX_JOBS) -o $(MATRIX_DIR); st=$$?; \
 	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
 	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
 	if [ ! -f $$r/suites.tsv ]; then \
 		echo "probecheck: RESULTS.md not rewritten: no host results (make check, or a matrix with host)"; \
 	elif [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
-		./harness/report results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
+		./harness/report/report results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
 		echo "probecheck: RESULTS.md updated"; \
 	fi; \
 	exit $$st
@@ -357,7 +357,7 @@ TRACERS ?= $(or $(PC_TRACER),probecheck bpftrace bcc perf libbpf)
 CONFORMANCE_DIR ?= $(O)/conformance
 .PHONY: conformance
 conformance: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/conformance $(CONFORMANCE_DIR) $(TRACERS); st=$$?; \
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/conformance $(CONFORMANCE_DIR) $(TRACERS); st=$$?; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ]; then $(MAKE) --no-print-directory results || st=1; \
 	else echo "probecheck: RESULTS.md not rewritten (no make check results): see $(CONFORMANCE_DIR)/tracers.md"; fi; \
 	exit $$st
@@ -366,19 +366,19 @@ conformance: all
 # sample of 5 per mode inside suites/faults.bats).
 SOAK_N ?= 200
 soak: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/soak -n $(SOAK_N)
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/soak -n $(SOAK_N)
 
 # The flake budget: the suites FLAKE_N times in a row on this kernel (all,
 # or SUITES=), then every test whose outcome changed between runs.
 FLAKE_N ?= 20
 flake: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/flake $(FLAKE_N) $(O)/flake $(SUITES)
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/flake $(FLAKE_N) $(O)/flake $(SUITES)
 
 # bisect-kernels and bisect-git must find planted regressions (synthetic
 # kernels and a scratch repository: no VM, no uprobe, no build of ours).
 .PHONY: bisect-selftest
 bisect-selftest:
-	$(Q)./harness/bisect-selftest
+	$(Q)./harness/kernels/bisect-selftest
 
 clean:
 	$(call msg,CLEAN,$(O))

@@ -39,8 +39,8 @@
 # completes: the tracer then dies of it.  SIGKILL is immediate.
 #
 # Sites, semaphores and addresses come from readelf and /proc/PID/maps via
-# pc_inv_sites (helpers/invariants.bash), never from the tracer under test.
-# A soak with random fault points is harness/soak (`make soak`); a sample of
+# pc_inv_sites (harness/lib/invariants.bash), never from the tracer under test.
+# A soak with random fault points is harness/run/soak (`make soak`); a sample of
 # it runs here.
 # bats file_tags=faults
 
@@ -569,12 +569,12 @@ entries_signal() {
 }
 
 # ---------------------------------------------------------------------------
-# Random fault points: a sample of harness/soak, 3 per mode (1.6 s each
+# Random fault points: a sample of harness/run/soak, 3 per mode (1.6 s each
 # here; 10 was 48 s of make check's 8 minutes, 5 25 s); `make soak` runs 200.
 
 @test "soak sample: 3 random faults per attach mode (perf, tracefs, multi), every invariant holds after cleanup" {
 	requires cmd:strace "file:$PC_FIXTURES/fx_many"
-	run -0 "$PROBECHECK_ROOT/harness/soak" -n 3
+	run -0 "$PROBECHECK_ROOT/harness/run/soak" -n 3
 	assert_line --regexp '^soak: perf: 3 iterations, 0 leaks,'
 	if pc_cap tracefs; then
 		assert_line --regexp '^soak: tracefs: 3 iterations, 0 leaks,'

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# matrix.bats — the reporting module's kernel matrix (harness/report
+# matrix.bats — the reporting module's kernel matrix (harness/report/report
 # matrix, kernels, merge, overlay), on synthetic matrix directories: a cell
 # or verdict it gets wrong would misreport every kernel, so each rule is
 # checked against a failure it must show.  Kernel findings as such (what

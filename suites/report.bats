@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# report.bats — the reporting module (harness/report) on synthetic results:
+# report.bats — the reporting module (harness/report/report) on synthetic results:
 # what makes a failed test the kernel finding "kernel: ID" and what keeps
 # it a plain failure, what a run says about each listed problem, make
 # check's exit status and closing block, RESULTS.md's findings section,
@@ -243,7 +243,7 @@ findings_run() {
 	# a matrix that cannot be read is named with the reason; the rest is written
 	mkdir -p "$BATS_TEST_TMPDIR/bad" && echo 'not a header' >"$BATS_TEST_TMPDIR/bad/kernels.tsv"
 	run -0 --separate-stderr report results "$d" 75 "$BATS_TEST_TMPDIR/bad"
-	assert_line "\`$BATS_TEST_TMPDIR/bad\` could not be read: '$BATS_TEST_TMPDIR/bad/kernels.tsv': unexpected header (not written by harness/matrix?)"
+	assert_line "\`$BATS_TEST_TMPDIR/bad\` could not be read: '$BATS_TEST_TMPDIR/bad/kernels.tsv': unexpected header (not written by harness/kernels/matrix?)"
 	assert_line '| s | 2 | 0 | 0 | 1 | 2s |'
 	# no dmesg scan: it says so
 	rm "$d/run/kernel-findings.txt"
@@ -272,7 +272,7 @@ findings_run() {
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 	printf 'not a header\n' >"$d/fuzz.tsv"
 	run -0 report results "$d" 10
-	assert_line "\`$d/fuzz.tsv\` could not be read: unexpected header (not written by harness/fuzz?)"
+	assert_line "\`$d/fuzz.tsv\` could not be read: unexpected header (not written by harness/run/fuzz?)"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
 
@@ -292,7 +292,7 @@ findings_run() {
 		printf 'a6\tproviders/note.c\t60\t5\tnote_w\tSIGN\t(__u32)\t\tequivalent\tthe field is __u32\t0\t(__u32)x\tx\n'
 		printf 'a7\tproviders/bpf/pc.bpf.c\t70\t5\tfill\tROR\t<\t<=\ttimeout\tsuite arguments: timed out\t240\ti < n\ti <= n\n'
 	} >"$d/mutate.tsv"
-	printf 'seed: 3\nmutants: 7\nbudget: 240\ncommand: harness/mutate --mutants 7 --seed 3\nwall: 600\n' >"$d/mutate.txt"
+	printf 'seed: 3\nmutants: 7\nbudget: 240\ncommand: harness/run/mutate --mutants 7 --seed 3\nwall: 600\n' >"$d/mutate.txt"
 	run -0 report results "$d" 10
 	# 3 of 7 not scored (stillborn, same code, listed): 3 detected of 4
 	assert_line '- Mutation score (`make mutate`): 75.0% (3 of 4 killed or timed out); see "Mutation testing"'
@@ -301,7 +301,7 @@ findings_run() {
 	grep -qxF '| 7 | 1 | 1 | 1 | 1 | 1 | 1 | 1 |' <<<"$m" || fail "counts: $m"
 	grep -qxF -- '- `a3` providers/elf.c:30 `elf_y` OBO: `n < 8` → `n < 9`' <<<"$m" || fail "survivor: $m"
 	grep -qxF -- '- `a6` providers/note.c:60 `note_w` SIGN: `(__u32)x` → `x` — the field is __u32' <<<"$m" || fail "equivalent: $m"
-	grep -qF '`harness/mutate --mutants 7 --seed 3` (harness/mutate; seed 3, 240 s per mutant, wall time 10m 00s)' <<<"$m" ||
+	grep -qF '`harness/run/mutate --mutants 7 --seed 3` (harness/run/mutate; seed 3, 240 s per mutant, wall time 10m 00s)' <<<"$m" ||
 		fail "caption: $m"
 	grep -qF 'Run at commit' <<<"$m" && fail "a commit no summary named: $m"
 	# the commit the tree was copied at, and a rerun of survivors, are said
@@ -313,7 +313,7 @@ findings_run() {
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 	printf 'not a header\n' >"$d/mutate.tsv"
 	run -0 report results "$d" 10
-	assert_line "\`$d/mutate.tsv\` could not be read: '$d/mutate.tsv': no 'id' header (not written by harness/mutate?)"
+	assert_line "\`$d/mutate.tsv\` could not be read: '$d/mutate.tsv': no 'id' header (not written by harness/run/mutate?)"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
 
@@ -391,12 +391,12 @@ KLOG_LINES=(
 @test "run-suites and run-unit: the module counts on the host; PROBECHECK_NO_REPORT=1 (a guest) only records" {
 	results_issues
 	printf '@test "t" {\n\ttrue\n}\n@test "u" {\n\tfalse\n}\n' >"$BATS_TEST_TMPDIR/syn.bats"
-	run -1 "$PROBECHECK_ROOT/harness/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/syn.bats"
+	run -1 "$PROBECHECK_ROOT/harness/run/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/syn.bats"
 	assert_line --regexp '^   syn: 1 passed, 1 failed, 0 skipped, 0 kernel \([0-9]+s\)$'
 	assert_equal "${lines[-1]}" "1 passed, 1 failed, 0 skipped, 0 kernel"
 	assert_equal "$(cut -f1-4,6,7 "$BATS_TEST_TMPDIR/h/suites.tsv" | tail -n 1)" "$(printf 'syn\t1\t1\t0\t1\t0')"
 	[[ -f $BATS_TEST_TMPDIR/h/run/kernel ]]
-	PROBECHECK_NO_REPORT=1 run -1 "$PROBECHECK_ROOT/harness/run-suites" "$BATS_TEST_TMPDIR/g" "$BATS_TEST_TMPDIR/syn.bats"
+	PROBECHECK_NO_REPORT=1 run -1 "$PROBECHECK_ROOT/harness/run/run-suites" "$BATS_TEST_TMPDIR/g" "$BATS_TEST_TMPDIR/syn.bats"
 	assert_line --regexp "^   syn: bats status 1, 0 runner failures \([0-9]+s\); classified on the host$"
 	assert_equal "$(cut -f1-4,6,7 "$BATS_TEST_TMPDIR/g/suites.tsv" | tail -n 1)" "$(printf 'syn\t-\t-\t-\t1\t-')"
 	[[ ! -e $BATS_TEST_TMPDIR/g/run/kernel-findings.txt ]]
@@ -404,15 +404,15 @@ KLOG_LINES=(
 	assert_equal "$(cls "$BATS_TEST_TMPDIR/g" syn u)" "FAIL|"
 	printf '#!/bin/sh\necho "1..2"\necho "ok 1 - a"\necho "not ok 2 - b"\nexit 1\n' >"$BATS_TEST_TMPDIR/test_bad"
 	chmod +x "$BATS_TEST_TMPDIR/test_bad"
-	run -1 "$PROBECHECK_ROOT/harness/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
+	run -1 "$PROBECHECK_ROOT/harness/run/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
 	assert_line "  FAIL test_bad: 1 of 2 checks failed"
 	assert_line "       not ok 2 - b"
 	assert_line "unit: 1 binaries, 0 passed, 1 failed; 2 checks, 1 failed"
-	PROBECHECK_NO_REPORT=1 run -1 "$PROBECHECK_ROOT/harness/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
+	PROBECHECK_NO_REPORT=1 run -1 "$PROBECHECK_ROOT/harness/run/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
 	assert_line "  test_bad: exit status 1 (classified on the host)"
 }
 
-# guest K: a guest's results as harness/vm-run leaves them after unpack.
+# guest K: a guest's results as harness/kernels/vm-run leaves them after unpack.
 guest() {
 	mkdir -p "$1/results"
 	echo "6.1.0-56 4.2" >"$1/results/guest.hello"
@@ -435,7 +435,7 @@ guest() {
 		'	pgrep -x -f "sleep $BATS_TEST_TIMEOUT" >/dev/null' \
 		'}' >"$BATS_TEST_TMPDIR/orphan.bats"
 	local t0=$SECONDS
-	BATS_TEST_TIMEOUT=60 run -0 "$PROBECHECK_ROOT/harness/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/orphan.bats"
+	BATS_TEST_TIMEOUT=60 run -0 "$PROBECHECK_ROOT/harness/run/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/orphan.bats"
 	assert_line --regexp '^   orphan: 1 passed, 0 failed, 0 skipped, 0 kernel \([0-9]+s\)$'
 	((SECONDS - t0 < 30)) || fail "run-suites took $((SECONDS - t0)) s: it waited for the orphaned countdown (60 s)"
 }
@@ -475,7 +475,7 @@ guest() {
 
 # fake_qemu DIR: a qemu-system-x86_64 in DIR that plays a guest: the
 # console gets a hard LOCKUP report, the results port the files of
-# $FAKE_RESULTS/r1/* as harness/vm/init sends them, then DONE $FAKE_STATUS
+# $FAKE_RESULTS/r1/* as harness/kernels/vm/init sends them, then DONE $FAKE_STATUS
 # (none when FAKE_STATUS is "crash").
 fake_qemu() {
 	mkdir -p "$1"
@@ -519,7 +519,7 @@ fake_qemu() {
 	export FAKE_RESULTS=$BATS_TEST_TMPDIR/g/results FAKE_STATUS=1
 	suite "$BATS_TEST_TMPDIR" g integrity < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
 	vmrun() {
-		PATH=$BATS_TEST_TMPDIR/bin:$PATH VM_ACCEL=tcg "$PROBECHECK_ROOT/harness/vm-run" -n fake -t 60 \
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH VM_ACCEL=tcg "$PROBECHECK_ROOT/harness/kernels/vm-run" -n fake -t 60 \
 			-i "$BATS_TEST_TMPDIR/image.cpio" -o "$BATS_TEST_TMPDIR/out" "file:$BATS_TEST_TMPDIR/bzImage"
 	}
 	run -0 vmrun
@@ -541,7 +541,7 @@ fake_qemu() {
 	export FAKE_RESULTS=$BATS_TEST_TMPDIR/g/results FAKE_STATUS=0 FAKE_ARGS=$BATS_TEST_TMPDIR/args
 	suite "$BATS_TEST_TMPDIR" g pipeline <<<$'1..1\nok 1 t'
 	vmrun() {
-		PATH=$BATS_TEST_TMPDIR/bin:$PATH "$PROBECHECK_ROOT/harness/vm-run" -n fake -t 60 \
+		PATH=$BATS_TEST_TMPDIR/bin:$PATH "$PROBECHECK_ROOT/harness/kernels/vm-run" -n fake -t 60 \
 			-i "$BATS_TEST_TMPDIR/image.cpio" -o "$BATS_TEST_TMPDIR/out" "file:$BATS_TEST_TMPDIR/bzImage"
 	}
 	: >"$FAKE_ARGS"
@@ -578,7 +578,7 @@ fake_qemu() {
 }
 
 @test "ci/kernel-issues: it parses, and every slug a suite passes to pc_kernel_symptom is listed" {
-	run -0 env -u PROBECHECK_KERNEL_ISSUES "$PROBECHECK_ROOT/harness/report" issues
+	run -0 env -u PROBECHECK_KERNEL_ISSUES "$PROBECHECK_ROOT/harness/report/report" issues
 	listed=$(cut -f2 <<<"$output" | tr ' ' '\n')
 	# Calls and the "-- SLUG" of a further symptom (INTEG_MORE), not comments.
 	used=$(grep -hE '^[[:space:]]*[^#[:space:]]' "$PROBECHECK_ROOT"/suites/*.bats "$PROBECHECK_ROOT"/suites/helpers/*.bash |

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # stash.bats — the on-disk record of what tracers leave behind, and
-# `probecheck cleanup` (providers/stash.c, harness/cmd_cleanup.c).
+# `probecheck cleanup` (providers/stash.c, harness/cli/cmd_cleanup.c).
 #
 # A tracer in the tracefs mode records each uprobe_events entry before it
 # creates it, in a root-only directory ($PROBECHECK_STASH, default

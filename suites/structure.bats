@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
-# structure.bats — the shape the code must keep (issue 10): no include
-# cycle among the modules of providers/ and harness/, nothing in providers/
-# including a header of harness/, every attach mode one file ending in its
-# ops table (harness/include-graph), and TAP read and verdicts decided only
-# by the reporting module (harness/pcreport).  Each rule is also shown
+# structure.bats — the shape the code must keep: no include cycle among
+# the C modules, no layer (providers/, harness/cli/, harness/tools/)
+# including a higher one's header, every attach mode one file ending in its
+# ops table, harness/ in rooms that use only what they may and never source
+# suites/ (harness/run/include-graph), and TAP read and verdicts decided only
+# by the reporting module (harness/report/pcreport).  Each rule is also shown
 # failing on a small synthetic tree, so a checker that stopped checking
 # would be seen.
 #
@@ -12,7 +13,7 @@
 load helpers/common
 PC_REQUIRES=(cmd:python3)
 
-graph() { run "$PROBECHECK_ROOT/harness/include-graph" "$@"; }
+graph() { run "$PROBECHECK_ROOT/harness/run/include-graph" "$@"; }
 
 # tree D FILE TEXT...: a synthetic checkout D with FILE (under D) holding
 # the lines TEXT.
@@ -44,11 +45,46 @@ tree() {
 @test "include graph: providers/ including a harness/ header is 'upward'" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" providers/x.c '#include "cli.h"'
-	tree "$d" harness/cli.h '/* cli */'
+	tree "$d" harness/cli/cli.h '/* cli */'
 	tree "$d" harness/main.c '#include "x.h"' '#include "cli.h"'
 	graph "$d"
 	assert_failure 1
-	assert_output 'include-graph: upward: providers/x includes harness/cli.h'
+	assert_output 'include-graph: upward: providers/x includes harness/cli/cli.h'
+}
+
+@test "rooms: harness/ holds rooms and its README, no loose file" {
+	local f loose=()
+	for f in "$PROBECHECK_ROOT"/harness/*; do
+		[[ -d $f || ${f##*/} == README.md ]] || loose+=("${f##*/}")
+	done
+	((${#loose[@]} == 0)) || fail "loose files in harness/: ${loose[*]}"
+	for f in "$PROBECHECK_ROOT"/harness/*/; do
+		[[ -r $f/README.md ]] || fail "room ${f%/} has no README.md"
+	done
+}
+
+@test "rooms: a room running a file of a room it may not use, a room not listed, and harness/ sourcing suites/ are named" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" harness/report/x '#!/bin/bash' '"$root/harness/run/run-suites" out'
+	tree "$d" harness/run/y '#!/bin/bash' '. "$root/harness/lib/caps.bash"' '# harness/kernels/matrix is only mentioned'
+	tree "$d" harness/lib/z.bash '. "$root/suites/helpers/common.bash"'
+	tree "$d" harness/attic/old '#!/bin/bash'
+	graph "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	include-graph: room harness/attic is not in ROOM_USES (what may it use?)
+	include-graph: room: harness/lib/z.bash sources a file under suites/
+	include-graph: room: harness/report/x uses harness/run/ (report may use: no other room)
+	EOF
+}
+
+@test "include graph: harness/cli including a test tool's header is 'upward'" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" harness/cli/main.c '#include "peek.h"'
+	tree "$d" harness/tools/peek.h '/* a tool */'
+	graph "$d"
+	assert_failure 1
+	assert_output 'include-graph: upward: harness/cli/main includes harness/tools/peek.h'
 }
 
 @test "include graph: an attach mode whose file does not end in its ops table is named" {
@@ -72,7 +108,7 @@ tap_greps() {
 # patterns drifted).  Allowed: bisect-git shows an old commit's failing
 # lines to a person (its verdict is the run's exit status), bisect-selftest
 # writes TAP of its own.
-@test "reporting: no script outside harness/pcreport parses TAP" {
+@test "reporting: no script outside harness/report/pcreport parses TAP" {
 	cd "$PROBECHECK_ROOT"
 	run -1 bash -c "$(declare -f tap_greps); tap_greps harness/* ci/* .ci/* Makefile | grep -vE '^harness/(bisect-git|bisect-selftest):'"
 	assert_output ''
@@ -88,13 +124,13 @@ tap_greps() {
 @test "matrix presets: -s core expands ci/matrix-core, every name a suite; a wrong name is exit 2 naming it" {
 	# Up to the kernel selection (a name no kernel has): the suites are
 	# checked before it.
-	run -2 "$PROBECHECK_ROOT/harness/matrix" -s core -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
+	run -2 "$PROBECHECK_ROOT/harness/kernels/matrix" -s core -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
 	assert_output --partial "kernel 'no-such-kernel'"
 	# Not empty (which would mean every suite) and not the harness's own.
 	run -0 bash -c "sed 's/#.*//' '$PROBECHECK_ROOT/ci/matrix-core' | xargs"
 	assert_output --regexp '(^| )preempt( |$)'
 	refute_output --regexp '(^| )(harness|report|matrix|structure)( |$)'
-	run -2 "$PROBECHECK_ROOT/harness/matrix" -s arguments,no-such-suite -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
+	run -2 "$PROBECHECK_ROOT/harness/kernels/matrix" -s arguments,no-such-suite -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
 	assert_output --partial "suite 'no-such-suite': no suites/no-such-suite.bats"
 }
 
@@ -142,12 +178,12 @@ guard_spills() {
 	for s in $(sed -e 's/#.*//' "$PROBECHECK_ROOT/ci/conformance-suites"); do
 		[[ -f $PROBECHECK_ROOT/suites/$s.bats ]] || fail "ci/conformance-suites: no suites/$s.bats"
 	done
-	run -2 "$PROBECHECK_ROOT/harness/conformance" "$BATS_TEST_TMPDIR/c" probecheck nosuchtracer
+	run -2 "$PROBECHECK_ROOT/harness/run/conformance" "$BATS_TEST_TMPDIR/c" probecheck nosuchtracer
 	assert_output --partial "tracer 'nosuchtracer': no adapter harness/tracers/nosuchtracer (there are: "
 	assert_output --partial "bpftrace"
-	CONFORMANCE_SUITES="arguments nosuchsuite" run -2 "$PROBECHECK_ROOT/harness/conformance" "$BATS_TEST_TMPDIR/c" probecheck
+	CONFORMANCE_SUITES="arguments nosuchsuite" run -2 "$PROBECHECK_ROOT/harness/run/conformance" "$BATS_TEST_TMPDIR/c" probecheck
 	assert_output --partial "suite 'nosuchsuite': no suites/nosuchsuite.bats"
-	run -2 "$PROBECHECK_ROOT/harness/conformance" "$BATS_TEST_TMPDIR/c"
+	run -2 "$PROBECHECK_ROOT/harness/run/conformance" "$BATS_TEST_TMPDIR/c"
 	assert_output --partial "usage: conformance OUTDIR TRACER..."
 	[[ ! -e $BATS_TEST_TMPDIR/c ]] || fail "a refused run created its output directory"
 }

@@ -2,7 +2,7 @@
  * fuzz_cli.c — `probecheck trace`'s options and PROBE arguments.
  *
  * Input: the arguments after "trace", NUL-separated (at most 64).  They
- * go through trace_parse_opts (harness/cmd_trace.c: getopt_long and the
+ * go through trace_parse_opts (harness/cli/cmd_trace.c: getopt_long and the
  * --str, --args, --attach, -p parsers), then every PROBE through
  * probe_req_parse (providers/providers.c: KIND:PATH:A:B) and, for pid
  * probes, the WHERE field through pid_parse_where (entry, return,

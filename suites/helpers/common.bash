@@ -29,8 +29,10 @@
 _pc_load_trap=$(trap -p DEBUG)
 trap - DEBUG
 _pc_helpers=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$_pc_helpers/caps.bash"
-. "$_pc_helpers/invariants.bash"
+# Shared with the harness's runners (harness/lib/README.md).
+_pc_hlib=$(cd "$_pc_helpers/../../harness/lib" && pwd)
+. "$_pc_hlib/caps.bash"
+. "$_pc_hlib/invariants.bash"
 
 _pc_lib=${PC_BATS_LIB:-/usr/lib/bats}
 if [[ ! -r $_pc_lib/bats-support/load.bash || ! -r $_pc_lib/bats-assert/load.bash ]]; then
@@ -50,7 +52,7 @@ PC_BIN=$PROBECHECK_BUILD/probecheck
 PC_TOOLS=$PROBECHECK_BUILD/tools
 PC_FIXTURES=$PROBECHECK_BUILD/fixtures
 . "$_pc_helpers/tracer.bash"
-. "$_pc_helpers/repro.bash"
+. "$_pc_hlib/repro.bash"
 # How long a barrier or a kernel-side effect may take before we call it a
 # hang.  Generous: TCG guests are slow.
 PC_TIMEOUT=${PC_TIMEOUT:-30}
@@ -132,7 +134,7 @@ requires() {
 			[[ $line == "$cap="* ]] && v=${line#*=}
 			[[ $line == "${cap}_why="* ]] && why=${line#*=}
 		done <"$caps"
-		[[ -n $v ]] || { fail "requires: unknown capability '$cap' (see suites/helpers/caps.bash)"; return 1; }
+		[[ -n $v ]] || { fail "requires: unknown capability '$cap' (see harness/lib/caps.bash)"; return 1; }
 		[[ $v == 1 ]] || skip "requires $cap: ${why:-not available}"
 	done
 }

@@ -3,9 +3,9 @@
 # TAP as bats prints it, a kernel-issues list of their own.
 #
 # Loaded after helpers/common.  Every builder writes what the real runner
-# writes (harness/run-suites, run-unit, vm-run, matrix), no more.
+# writes (harness/run/run-suites, run-unit, vm-run, matrix), no more.
 
-report() { "$PROBECHECK_ROOT/harness/report" "$@"; }
+report() { "$PROBECHECK_ROOT/harness/report/report" "$@"; }
 
 # The tests judge against their own list (set by results_setup), so a
 # change of ci/kernel-issues cannot change what they expect.

@@ -1,0 +1,445 @@
+# invariants.bash — what must hold on the machine around every test.
+#
+# "Ours" is decided by name, the names the tracer promises to use:
+#   uprobes in tracefs  group or event name starting "probecheck" or "pc_"
+#   BPF programs, maps  name starting "pc_" (or "pc." for the libbpf
+#                       internal maps of the "pc" object: pc.rodata, pc.bss)
+#   processes           comm starting "fx_" (fixtures) or "probecheck"
+#
+# Other tracers (PC_TRACER, helpers/tracer.bash) promise no names: with
+# PC_INV_ANY=1 every BPF object and every uprobe_events line counts as
+# ours: callers diff against what was there before the test (or the run),
+# report what is new and remove it.
+#
+# Processes are also told apart by the PC_TAG environment variable that
+# every test exports (helpers/common.bash): it survives fork, exec and
+# reparenting, so a fixture that outlives its tracer is still known to be
+# this test's, and a concurrent run's processes are left alone.
+#
+# Pure bash with no bats dependency: harness/run/run-suites sources it too.
+# Every function prints its findings and returns 0; callers diff.
+
+PC_TRACEFS=${PC_TRACEFS:-/sys/kernel/tracing}
+
+# Is a tracefs group or event name ours?
+_pc_inv_ours_name() {
+	[[ $1 == probecheck* || $1 == pc_* ]]
+}
+
+# pc_inv_uprobe_all: every line of uprobe_events (nothing if unreadable).
+pc_inv_uprobe_all() {
+	local f=$PC_TRACEFS/uprobe_events line
+	[[ -r $f ]] || return 0
+	while IFS= read -r line; do
+		[[ -n $line ]] && printf '%s\n' "$line"
+	done <"$f"
+	return 0
+}
+
+# pc_inv_uprobe_is_ours LINE: is this uprobe_events line ours?
+# A line reads "p:GROUP/EVENT /path:0xoff ..." (r: for uretprobes).
+pc_inv_uprobe_is_ours() {
+	local id group event
+	[[ -n ${PC_INV_ANY:-} ]] && return 0
+	id=${1%% *}
+	id=${id#*:}
+	group=${id%%/*}
+	event=${id#*/}
+	_pc_inv_ours_name "$group" || _pc_inv_ours_name "$event"
+}
+
+# pc_inv_uprobe_ours: the lines of uprobe_events that are ours.
+pc_inv_uprobe_ours() {
+	local line
+	while IFS= read -r line; do
+		pc_inv_uprobe_is_ours "$line" && printf '%s\n' "$line"
+	done < <(pc_inv_uprobe_all)
+	return 0
+}
+
+# pc_inv_bpf_ours: "prog ID NAME" / "map ID NAME" for each BPF object of ours.
+pc_inv_bpf_ours() {
+	local kind line id name
+	command -v bpftool >/dev/null 2>&1 || return 0
+	for kind in prog map; do
+		while IFS= read -r line; do
+			[[ $line =~ ^([0-9]+):\ .*\ name\ ([^ ]+) ]] || continue
+			id=${BASH_REMATCH[1]}
+			name=${BASH_REMATCH[2]}
+			[[ -n ${PC_INV_ANY:-} || $name == pc_* || $name == pc.* ]] || continue
+			printf '%s %s %s\n' "$kind" "$id" "$name"
+		done < <(bpftool "$kind" show 2>/dev/null)
+	done
+	return 0
+}
+
+# pc_inv_bpf_holders: "KIND ID PID" for every BPF prog or map a process
+# holds an fd of, and "map ID PID" for the maps of a prog it holds (a prog
+# keeps its maps alive without any fd).  All processes: a leaked object may
+# be held by anything (valgrind, a unit test, bpftrace).
+pc_inv_bpf_holders() {
+	local line id kind pid
+	local -A prog_maps=()
+	command -v bpftool >/dev/null 2>&1 || return 0
+	while IFS= read -r line; do
+		[[ $line =~ ^([0-9]+):\  ]] && id=${BASH_REMATCH[1]}
+		[[ $line =~ map_ids\ ([0-9,]+) ]] && prog_maps[$id]=${BASH_REMATCH[1]}
+	done < <(bpftool prog show 2>/dev/null)
+	# Lines read "/proc/PID/fdinfo/FD:prog_id:<tab>ID".
+	while IFS= read -r line; do
+		pid=${line#/proc/}
+		pid=${pid%%/*}
+		kind=${line#*:}
+		kind=${kind%%_id:*}
+		id=${line##*[[:space:]]}
+		echo "$kind $id $pid"
+		if [[ $kind == prog && -n ${prog_maps[$id]:-} ]]; then
+			printf "map %s $pid\n" ${prog_maps[$id]//,/ }
+		fi
+	done < <(grep -sHE '^(prog|map)_id:' /proc/[0-9]*/fdinfo/* 2>/dev/null)
+	return 0
+}
+
+# pc_inv_tag PID: the PC_TAG PID carries, "-" if none, "?" if unreadable.
+pc_inv_tag() {
+	local e tag=-
+	local -a env=()
+	{ mapfile -d '' env <"/proc/$1/environ"; } 2>/dev/null || { echo '?'; return 0; }
+	for e in "${env[@]}"; do
+		[[ $e == PC_TAG=* ]] && tag=${e#PC_TAG=}
+	done
+	echo "$tag"
+}
+
+# pc_inv_procs: "PID COMM STATE TAG" for every fixture or probecheck process,
+# and every process in a session listed in PC_INV_SESSIONS (a file: the
+# sessions another tracer's adapter was started in, whatever its
+# processes are called).  TAG is the PC_TAG it carries, "-" if none, "?"
+# if unreadable.
+pc_inv_procs() {
+	local d pid comm stat state tag e sid
+	local -a env f
+	local -A sess=()
+	if [[ -s ${PC_INV_SESSIONS:-} ]]; then
+		while read -r sid; do sess[$sid]=1; done <"$PC_INV_SESSIONS"
+	fi
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		{ read -r comm <"$d/comm"; } 2>/dev/null || continue
+		{ read -r stat <"$d/stat"; } 2>/dev/null || continue
+		stat=${stat##*) }
+		if [[ $comm != fx_* && $comm != probecheck* ]]; then
+			((${#sess[@]})) || continue
+			read -ra f <<<"$stat"
+			[[ -n ${sess[${f[3]}]:-} ]] || continue
+		fi
+		state=${stat%% *}
+		tag=-
+		env=()
+		if { mapfile -d '' env <"$d/environ"; } 2>/dev/null; then
+			for e in "${env[@]}"; do
+				[[ $e == PC_TAG=* ]] && tag=${e#PC_TAG=}
+			done
+		else
+			tag='?'
+		fi
+		# Zombies have dropped their environment: nothing to attribute.
+		[[ $state == Z && ${#env[@]} == 0 ]] && tag='?'
+		printf '%s %s %s %s\n' "$pid" "$comm" "$state" "$tag"
+	done
+	return 0
+}
+
+# pc_inv_new_lines BEFORE_FILE: lines of stdin not in BEFORE_FILE.
+pc_inv_new_lines() {
+	local line
+	local -A seen=()
+	if [[ -r $1 ]]; then
+		while IFS= read -r line; do
+			seen["x$line"]=1
+		done <"$1"
+	fi
+	while IFS= read -r line; do
+		[[ -n ${seen["x$line"]:-} ]] || printf '%s\n' "$line"
+	done
+	return 0
+}
+
+# pc_inv_stray_procs BEFORE_FILE TAG [STRICT]: fixture/probecheck
+# processes that are not in BEFORE_FILE (a pc_inv_procs listing) and carry
+# TAG; with STRICT=1 also those with no tag (a process that lost its
+# environment is suspect, where nothing else runs).  Processes with another
+# test's or run's tag belong to someone else.
+pc_inv_stray_procs() {
+	local before=$1 mytag=$2 strict=${3:-0} pid comm state tag
+	local -A old=()
+	if [[ -r $before ]]; then
+		while read -r pid comm state tag; do
+			old[$pid]=$comm
+		done <"$before"
+	fi
+	while read -r pid comm state tag; do
+		[[ ${old[$pid]:-} == "$comm" || $state == Z ]] && continue
+		if [[ $tag != "$mytag" ]]; then
+			[[ $strict == 1 && ($tag == - || $tag == '?') ]] || continue
+		fi
+		printf '%s %s %s %s\n' "$pid" "$comm" "$state" "$tag"
+	done < <(pc_inv_procs)
+	return 0
+}
+
+# pc_inv_remove_uprobe LINE: delete one tracefs uprobe (disabling it first).
+pc_inv_remove_uprobe() {
+	local id=${1%% *}
+	id=${id#*:}
+	if [[ -w $PC_TRACEFS/events/$id/enable ]]; then
+		echo 0 >"$PC_TRACEFS/events/$id/enable" 2>/dev/null
+	fi
+	echo "-:$id" >>"$PC_TRACEFS/uprobe_events" 2>/dev/null
+}
+
+# pc_inv_alive PID: the process exists and is not a zombie.
+pc_inv_alive() {
+	local stat
+	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+	stat=${stat##*) }
+	[[ ${stat%% *} != Z ]]
+}
+
+# pc_inv_kill_procs: SIGKILL each "PID COMM ..." line of stdin whose comm
+# is still the same (pid reuse), then wait up to 5 s for them to go.
+pc_inv_kill_procs() {
+	local pid comm rest now i alive
+	local -a pids=()
+	while read -r pid comm rest; do
+		{ read -r now <"/proc/$pid/comm"; } 2>/dev/null || continue
+		[[ $now == "$comm" ]] || continue
+		kill -KILL "$pid" 2>/dev/null && pids+=("$pid")
+	done
+	for ((i = 0; i < 100; i++)); do
+		alive=0
+		for pid in "${pids[@]}"; do
+			pc_inv_alive "$pid" && alive=1
+		done
+		((alive)) || return 0
+		sleep 0.05	# SIGKILL delivery is asynchronous
+	done
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# The stash: what a tracer records on disk about what outlives it (tracefs
+# entries), so that `probecheck cleanup` can undo it after the tracer died
+# (providers/stash.c).  One file per tracer, "PID-START" (START = field 22
+# of /proc/PID/stat), or ".PID-START.tmp" while it is being replaced, in
+# $PROBECHECK_STASH or /run/probecheck.  A record exists exactly while its
+# tracer has something that outlives it; after the tracer is gone (or after
+# `probecheck cleanup`) there must be none.
+
+# pc_inv_stash_dir: the stash directory, as stash_dir() computes it.
+pc_inv_stash_dir() {
+	printf '%s\n' "${PROBECHECK_STASH:-/run/probecheck}"
+}
+
+# pc_inv_stash_names: every entry of the stash directory, one per line.
+pc_inv_stash_names() {
+	local d f
+	d=$(pc_inv_stash_dir)
+	[[ -d $d ]] || return 0
+	for f in "$d"/* "$d"/.*; do
+		f=${f##*/}
+		[[ $f == . || $f == .. || $f == '*' || $f == '.*' ]] && continue
+		printf '%s\n' "$f"
+	done
+	return 0
+}
+
+# pc_inv_stash_owner NAME: "PID live" or "PID dead" for a record name
+# ("? dead" if the name is not of the scheme).  Live: /proc/PID/stat shows
+# the same start time and no zombie, as stash_tracer_alive() decides.
+pc_inv_stash_owner() {
+	local name=${1#.} stat pid start
+	local -a f
+	name=${name%.tmp}
+	[[ $name =~ ^([0-9]+)-([0-9]+)$ ]] || { echo "? dead"; return 0; }
+	pid=${BASH_REMATCH[1]} start=${BASH_REMATCH[2]}
+	if { read -r stat <"/proc/$pid/stat"; } 2>/dev/null; then
+		read -r -a f <<<"${stat##*) }"
+		# f[0] is field 3 (state), f[19] field 22 (start time).
+		if [[ ${f[19]:-} == "$start" && ${f[0]} != Z && ${f[0]} != X ]]; then
+			echo "$pid live"
+			return 0
+		fi
+	fi
+	echo "$pid dead"
+}
+
+# ---------------------------------------------------------------------------
+# Probe sites and semaphores of a living process, read from outside and
+# compared with the ELF file: every USDT site of every object the process
+# maps must hold the file's instruction bytes (an int3, 0xcc, left behind
+# is a uprobe nobody removed), every semaphore the file's value (0: no
+# tracer holds it).  Addresses come from readelf and /proc/PID/maps, never
+# from the tracer under test; memory is read with pc-peek (/proc/PID/mem).
+
+# pc-peek: $PC_INV_PEEK, else $PROBECHECK_BUILD/tools/pc-peek (read when
+# used: common.bash sets PROBECHECK_BUILD after sourcing this file).
+declare -gA _PC_INV_OBJ=() _PC_INV_FBYTES=()
+
+# _pc_inv_obj FILE: the USDT sites and semaphores of FILE, cached by
+# (dev, inode, mtime, size) in _PC_INV_OBJ: one line each,
+#   "site VADDR FOFF LEN PROV:NAME" / "sema VADDR FOFF LEN PROV:NAME"
+# (decimal; FOFF -1: not in the file, reads as zeros), sorted by VADDR.
+# The site is the note's pc adjusted by .stapsdt.base (prelink); LEN is 5
+# bytes (an int3 or a 5-byte call) cut at its segment's end.  Sets
+# _pc_inv_key.  Fails if FILE cannot be read.
+_pc_inv_obj() {
+	local file=$1 line sbase='' prov='' name='' loc base sema vaddr len
+	local -a segs=() w out=()
+	_pc_inv_key=$(stat -Lc '%d:%i:%Y:%s' -- "$file" 2>/dev/null) || return 1
+	[[ -n ${_PC_INV_OBJ[$_pc_inv_key]+x} ]] && return 0
+	while IFS= read -r line; do
+		if [[ $line =~ \.stapsdt\.base[[:space:]]+[A-Z_]+[[:space:]]+([0-9a-f]+) ]]; then
+			sbase=$((0x${BASH_REMATCH[1]}))
+		fi
+	done < <(LC_ALL=C readelf -SW -- "$file" 2>/dev/null)
+	while read -r -a w; do
+		# LOAD offset vaddr paddr filesz memsz ...
+		[[ ${w[0]:-} == LOAD ]] && segs+=("$((w[2])) $((w[1])) $((w[4]))")
+	done < <(LC_ALL=C readelf -lW -- "$file" 2>/dev/null)
+	while IFS= read -r line; do
+		[[ $line =~ Provider:\ ([^[:space:]]+) ]] && prov=${BASH_REMATCH[1]}
+		[[ $line =~ ^\ *Name:\ ([^[:space:]]+) ]] && name=${BASH_REMATCH[1]}
+		[[ $line =~ Location:\ (0x[0-9a-f]+),\ Base:\ (0x[0-9a-f]+),\ Semaphore:\ (0x[0-9a-f]+) ]] || continue
+		loc=$((BASH_REMATCH[1])) base=$((BASH_REMATCH[2])) sema=$((BASH_REMATCH[3]))
+		if [[ -n $sbase ]] && ((base)); then
+			loc=$((loc + sbase - base))
+		fi
+		out+=("$(_pc_inv_place site "$loc" 5 "$prov:$name" "${segs[@]}")")
+		((sema)) && out+=("$(_pc_inv_place sema "$sema" 2 "$prov:$name" "${segs[@]}")")
+	done < <(LC_ALL=C readelf -nW -- "$file" 2>/dev/null)
+	if ((${#out[@]})); then
+		_PC_INV_OBJ[$_pc_inv_key]=$(printf '%s\n' "${out[@]}" | sed '/^$/d' | sort -k2,2n -u)
+	else
+		_PC_INV_OBJ[$_pc_inv_key]=
+	fi
+}
+
+# _pc_inv_place KIND VADDR LEN NAME SEG...: one _pc_inv_obj line, or
+# nothing if VADDR is in no PT_LOAD ("VADDR FOFF FILESZ" each).
+_pc_inv_place() {
+	local kind=$1 va=$2 len=$3 name=$4 s sv so sf
+	shift 4
+	for s in "$@"; do
+		read -r sv so sf <<<"$s"
+		((va >= sv)) || continue
+		if ((va + len <= sv + sf)); then
+			echo "$kind $va $((va - sv + so)) $len $name"
+			return 0
+		fi
+		if ((va < sv + sf)); then
+			echo "$kind $va $((va - sv + so)) $((sv + sf - va)) $name"
+			return 0
+		fi
+	done
+	# Beyond the file's bytes (a .bss semaphore): zeros at load.
+	[[ $kind == sema ]] && echo "$kind $va -1 $len $name"
+	return 0
+}
+
+# _pc_inv_file_bytes FILE FOFF LEN: _pc_inv_bytes = LEN bytes of FILE at
+# FOFF as "90 0f ..", zeros for FOFF -1; cached with the object (so not
+# to be called in a subshell).
+_pc_inv_file_bytes() {
+	local k="$_pc_inv_key:$2:$3" i z=()
+	if [[ -z ${_PC_INV_FBYTES[$k]+x} ]]; then
+		if (($2 < 0)); then
+			for ((i = 0; i < $3; i++)); do z+=(00); done
+			_PC_INV_FBYTES[$k]=${z[*]}
+		else
+			_PC_INV_FBYTES[$k]=$(od -An -tx1 -v -j "$2" -N "$3" -- "$1" | xargs)
+		fi
+	fi
+	_pc_inv_bytes=${_PC_INV_FBYTES[$k]}
+}
+
+# pc_inv_sites PID: one line per probe site or semaphore of PID that
+# differs from its file; nothing when all match or PID is gone (a process
+# that exits while being read is not a violation).
+pc_inv_sites() (
+	local pid=$1 range perms off dev ino path start fpath bias first
+	local -A seen=()
+	local -a objs=()
+	# A subshell without bats' DEBUG trap, which would run on every
+	# command of the loops below (many times slower).
+	trap - DEBUG
+	set +T
+	{
+		while read -r range perms off dev ino path; do
+			[[ $off == 00000000 && $ino != 0 && $path == /* ]] || continue
+			start=${range%-*}
+			[[ -z ${seen[$start]:-} ]] || continue
+			seen[$start]=1
+			objs+=("$range" "$path")
+		done <"/proc/$pid/maps"
+	} 2>/dev/null || return 0
+	for ((first = 0; first < ${#objs[@]}; first += 2)); do
+		range=${objs[first]} path=${objs[first + 1]}
+		# The mapped file itself, even if its path was replaced or deleted.
+		fpath=/proc/$pid/map_files/$range
+		_pc_inv_obj "$fpath" || continue
+		[[ -n ${_PC_INV_OBJ[$_pc_inv_key]} ]] || continue
+		# Load bias: the offset-0 mapping is the page of the first PT_LOAD.
+		bias=$(LC_ALL=C readelf -lW -- "$fpath" 2>/dev/null |
+			awk '$1 == "LOAD" { print $3; exit }')
+		[[ -n $bias ]] || continue
+		bias=$((0x${range%-*} - (bias & ~0xfff)))
+		_pc_inv_check_obj "$pid" "$fpath" "$path" "$bias" site
+		_pc_inv_check_obj "$pid" "$fpath" "$path" "$bias" sema
+	done
+	return 0
+)
+
+# _pc_inv_check_obj PID FILE SHOWN BIAS KIND: compare KIND lines of the
+# cached object, read in windows of up to 4096 bytes (one pc-peek each).
+_pc_inv_check_obj() {
+	local pid=$1 file=$2 shown=$3 bias=$4 kind=$5 k a b c d n i j wend got want
+	local -a va=() fo=() ln=() nm=() mb fb sm sf
+	while read -r k a b c d; do
+		[[ $k == "$kind" ]] || continue
+		va+=("$a") fo+=("$b") ln+=("$c") nm+=("$d")
+	done <<<"${_PC_INV_OBJ[$_pc_inv_key]}"
+	n=${#va[@]}
+	for ((i = 0; i < n; i = j + 1)); do
+		j=$i
+		wend=$((va[i] + ln[i]))
+		# Extend the window while the file is contiguous with memory.
+		while ((j + 1 < n && va[j + 1] + ln[j + 1] - va[i] <= 4096 &&
+			fo[i] >= 0 && fo[j + 1] - fo[i] == va[j + 1] - va[i])); do
+			j=$((j + 1))
+			((va[j] + ln[j] > wend)) && wend=$((va[j] + ln[j]))
+		done
+		if ! got=$("${PC_INV_PEEK:-$PROBECHECK_BUILD/tools/pc-peek}" --bytes "$pid" "$(printf '0x%x' $((va[i] + bias)))" \
+				$((wend - va[i])) 2>&1); then
+			pc_inv_alive "$pid" || return 0
+			echo "pid $pid: cannot read '$shown' at $(printf '0x%x' $((va[i] + bias))): $got"
+			continue
+		fi
+		_pc_inv_file_bytes "$file" "${fo[i]}" $((wend - va[i]))
+		read -r -a mb <<<"$got"
+		read -r -a fb <<<"$_pc_inv_bytes"
+		for ((k = i; k <= j; k++)); do
+			a=${mb[*]:va[k] - va[i]:ln[k]}
+			b=${fb[*]:va[k] - va[i]:ln[k]}
+			[[ $a == "$b" ]] && continue
+			if [[ $kind == site ]]; then
+				echo "probe site ${nm[k]} of '$shown' in pid $pid at $(printf '0x%x' $((va[k] + bias))) holds '$a', the file has '$b'"
+			else
+				# 16 bits, little-endian.
+				read -r -a sm <<<"$a"
+				read -r -a sf <<<"$b"
+				echo "semaphore of ${nm[k]} of '$shown' in pid $pid at $(printf '0x%x' $((va[k] + bias))) reads $((0x${sm[1]}${sm[0]})), the file has $((0x${sf[1]}${sf[0]}))"
+			fi
+		done
+	done
+}
