@@ -50,14 +50,17 @@ load "$_pc_lib/bats-assert/load.bash"
 export PROBECHECK_ROOT PROBECHECK_BUILD
 PC_BIN=$PROBECHECK_BUILD/probecheck
 PC_TOOLS=$PROBECHECK_BUILD/tools
-PC_FIXTURES=$PROBECHECK_BUILD/fixtures
+# The suite's own copy under run-suites (its own inodes: harness/run/run-suites).
+PC_FIXTURES=${PROBECHECK_FIXTURES:-$PROBECHECK_BUILD/fixtures}
 . "$_pc_helpers/tracer.bash"
 . "$_pc_hlib/repro.bash"
 # How long a barrier or a kernel-side effect may take before we call it a
 # hang.  Generous: TCG guests are slow.
 PC_TIMEOUT=${PC_TIMEOUT:-30}
-# Untagged new fixture/probecheck processes count as ours only in CI.
+# Untagged new fixture/probecheck processes count as ours only in CI, and
+# not while other suites run beside this one (they cannot be told apart).
 PC_STRICT_PROCS=${PC_STRICT_PROCS:-${CI:+1}}
+[[ ${PROBECHECK_PARALLEL:-0} == 1 ]] && PC_STRICT_PROCS=0
 PC_REQUIRES=()
 # What pc runs its command under (pc_bounded: a watchdog).
 PC_WRAP=()
@@ -696,11 +699,16 @@ _pc_descends() {
 # and, with PC_STRICT_PROCS=1 (the default under CI=true), also untagged
 # processes newer than the test; a developer's machine runs other tracers.
 # BPF objects held by a process that is fine or not ours are spared.
+# Beside other suites (PROBECHECK_PARALLEL=1) only what is this suite's
+# counts: a new uprobe on a file of its own directory, and BPF objects a
+# process of this test holds; one held by nobody is the run's sweep's.
 _pc_violations() {
 	local mode=$1 line pid comm state tag sid kind id name bpf
-	local -A spawned=() old=() spare=() fine=() tagof=()
+	local par=${PROBECHECK_PARALLEL:-0} own=${PROBECHECK_SUITE_DIR:-}
+	local -A spawned=() old=() spare=() fine=() tagof=() held=()
 	local -a keep=()
 	while IFS= read -r line; do
+		[[ $par == 1 && $line != *" $own/"* ]] && continue
 		if pc_inv_uprobe_is_ours "$line"; then
 			echo "uprobe of ours left in uprobe_events: $line"
 		else
@@ -743,6 +751,7 @@ _pc_violations() {
 		echo "stash record left: $(pc_inv_stash_dir)/$sname (tracer $spid $sstate)"
 	done < <(pc_inv_stash_names | pc_inv_new_lines "$PC_T/stash.before")
 	while read -r kind id pid; do
+		held["$kind $id"]=1
 		[[ -n ${spare["$kind $id"]:-} ]] && continue
 		if [[ -z ${tagof[$pid]:-} ]]; then
 			tagof[$pid]=$(pc_inv_tag "$pid")
@@ -753,6 +762,7 @@ _pc_violations() {
 	done < <([[ -n $bpf ]] && pc_inv_bpf_holders)
 	while read -r kind id name; do
 		[[ -z $kind || -n ${spare["$kind $id"]:-} ]] && continue
+		[[ $par == 1 && -z ${held["$kind $id"]:-} ]] && continue
 		echo "BPF object of ours: $kind $id $name"
 	done <<<"$bpf"
 	return 0
@@ -933,6 +943,8 @@ _pc_teardown_body() {
 		# Remove what we can, so the next test starts clean.
 		[[ -x $PC_BIN ]] && "$PC_BIN" cleanup >>"$PC_LOG" 2>&1
 		while IFS= read -r line; do
+			# Beside other suites, only this suite's own.
+			[[ ${PROBECHECK_PARALLEL:-0} == 1 && $line != *" ${PROBECHECK_SUITE_DIR:-}/"* ]] && continue
 			pc_inv_remove_uprobe "$line"
 		done < <(pc_inv_uprobe_ours | pc_inv_new_lines "$PC_T/uprobes.before")
 		pc_inv_stray_procs "$PC_T/procs.before" "$PC_TAG" "$PC_STRICT_PROCS" |

@@ -169,6 +169,9 @@ class Run:
     suites: list = field(default_factory=list)
     units: list = field(default_factory=list)
     has_roster: bool = False
+    # What run-suites found left after its parallel suites and could not
+    # blame on one of them (run/sweep): a failure of the run.
+    sweep: list = field(default_factory=list)
 
     def tests(self):
         return [t for s in self.suites for t in s.tests]
@@ -176,6 +179,7 @@ class Run:
     def problems(self):
         out = [p for s in self.suites for p in s.problems()]
         out += [f"unit {u.name}: {u.why}" for u in self.units if not u.ok]
+        out += [f"run: {l}" for l in self.sweep]
         return out
 
     def totals(self):
@@ -204,6 +208,7 @@ def load(d, issues, units=True):
         if name.startswith("unit-") or name in listed:
             continue
         run.suites.append(load_suite(d, name, None, None, issues, listed=False))
+    run.sweep = (read_optional(os.path.join(d, "run", "sweep"), "") or "").splitlines()
     if units:
         for p in sorted(glob.glob(os.path.join(d, "unit-*.tap"))):
             run.units.append(load_unit(p, p[:-len(".tap")] + ".status"))

@@ -59,8 +59,11 @@ def tally_total(d, issues):
     """(last line, exit status) of run-suites: 1 if any suite has a problem."""
     run = rundir.load(d, issues, units=False)
     p, f, s, k = run.totals()
-    bad = any(x.problems() for x in run.suites)
-    return f"{p} passed, {f} failed, {s} skipped, {k} kernel", (1 if bad else 0)
+    bad = any(x.problems() for x in run.suites) or run.sweep
+    line = f"{p} passed, {f} failed, {s} skipped, {k} kernel"
+    if run.sweep:
+        line = f"left after the parallel suites, owner unknown (run/sweep)\n{line}"
+    return line, (1 if bad else 0)
 
 
 def unit_report(d, issues):
