@@ -1,7 +1,13 @@
 /*
  * session.h — one tracing session: the BPF object, its attachments and the
- * event ring.  Attaching is all-or-nothing: when any site fails, every
- * attachment made so far is undone before the error is returned.
+ * event ring.  Attaching is all-or-nothing per batch, not per session: a
+ * batch is one call of session_attach, session_attach_from or
+ * session_attach_hook, and when any of its sites fails, that batch's
+ * attachments are undone before the error is returned; those of earlier
+ * batches stay attached.  So when session_attach is the first batch (as
+ * in trace_run.c) its failure leaves nothing attached; what a failed
+ * later batch (follow.c: hooks, objects mapped since) means for the trace
+ * is the caller's decision.
  */
 #ifndef PC_SESSION_H
 #define PC_SESSION_H

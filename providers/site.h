@@ -1,9 +1,9 @@
 /*
  * site.h — probe sites, the common currency between providers and the core.
  *
- * Vocabulary (see shared DESIGN.md): a *probe* is what the user names
- * (provider:name); a *site* is one address in one ELF object where it
- * fires.  One probe may have many sites.  Each site carries the operand
+ * Vocabulary: a *probe* is what the user names (provider:name); a *site*
+ * is one address in one ELF object where it fires.  One probe may have
+ * many sites (inlining, repeated macros).  Each site carries the operand
  * spec the BPF program uses to fetch its arguments.
  */
 #ifndef PC_SITE_H

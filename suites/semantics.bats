@@ -43,7 +43,7 @@
 #     tracer has no consumer, so it raises nothing, not even in a process
 #     mapping the object afterwards; `probecheck cleanup` removes it.
 # Events are judged exactly against the oracle of the processes the mode
-# traces.  The README's "Semantics by mode" table cites these tests.
+# traces.  The table of docs/semantics.md cites these tests.
 # bats file_tags=semantics
 
 load helpers/common

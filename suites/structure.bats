@@ -3,10 +3,14 @@
 # the C modules, no layer (providers/, harness/cli/, harness/tools/)
 # including a higher one's header, every attach mode one file ending in its
 # ops table, harness/ in rooms that use only what they may and never source
-# suites/ (harness/run/include-graph), and TAP read and verdicts decided only
-# by the reporting module (harness/report/pcreport).  Each rule is also shown
-# failing on a small synthetic tree, so a checker that stopped checking
-# would be seen.
+# suites/ (harness/run/include-graph), TAP read and verdicts decided only
+# by the reporting module (harness/report/pcreport), and the checkable rules
+# of the README's checklists and documents: every suite in its ci/ lists,
+# every attach mode in its table and tests, every kernel in the workflow and
+# the docs, every tracer adapter in its lists, every link and cited test
+# there (harness/run/checklists).  Each rule is also shown failing on a
+# small synthetic tree or a copy of this one, so a checker that stopped
+# checking would be seen.
 #
 # bats file_tags=harness
 
@@ -107,10 +111,11 @@ tap_greps() {
 # the report some day (it did: write-matrix's copy of the kernel-log
 # patterns drifted).  Allowed: bisect-git shows an old commit's failing
 # lines to a person (its verdict is the run's exit status), bisect-selftest
-# writes TAP of its own.
+# writes TAP of its own.  Every file under harness/, at any depth (a glob
+# of harness/* would hand grep the rooms, directories, and check nothing).
 @test "reporting: no script outside harness/report/pcreport parses TAP" {
 	cd "$PROBECHECK_ROOT"
-	run -1 bash -c "$(declare -f tap_greps); tap_greps harness/* ci/* .ci/* Makefile | grep -vE '^harness/(bisect-git|bisect-selftest):'"
+	run -1 bash -c "$(declare -f tap_greps); tap_greps \$(find harness -type f ! -path 'harness/report/pcreport/*') ci/* .ci/* Makefile | grep -vE '^harness/kernels/(bisect-git|bisect-selftest):'"
 	assert_output ''
 }
 
@@ -186,4 +191,160 @@ guard_spills() {
 	run -2 "$PROBECHECK_ROOT/harness/run/conformance" "$BATS_TEST_TMPDIR/c"
 	assert_output --partial "usage: conformance OUTDIR TRACER..."
 	[[ ! -e $BATS_TEST_TMPDIR/c ]] || fail "a refused run created its output directory"
+}
+
+# ---------------------------------------------------------------------------
+# the README's checklists (harness/run/checklists): each rule on this
+# checkout, then shown failing on a copy of it with one kind of violation
+# planted.
+
+checklists() { run "$PROBECHECK_ROOT/harness/run/checklists" "$@"; }
+
+# copy_tree D: this checkout's sources in D (no build output, no .git).
+copy_tree() {
+	local d=$1 f
+	mkdir -p "$d"
+	for f in "$PROBECHECK_ROOT"/* "$PROBECHECK_ROOT"/.ci; do
+		[[ ${f##*/} == build* ]] || cp -a "$f" "$d/"
+	done
+}
+
+@test "checklists: this checkout keeps every rule of the README's checklists" {
+	checklists
+	assert_success
+	assert_output ''
+}
+
+@test "checklists: a new suite in no conformance list, tagged harness not first, and a suite listed twice are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	printf '%s\n' '#!/usr/bin/env bats' '# bats file_tags=newtopic,harness' 'load helpers/common' >"$d/suites/newtopic.bats"
+	sed -i '/file_tags=/d' "$d/suites/strings.bats"
+	echo 'pipeline      # planted: also in ci/conformance-excluded' >>"$d/ci/conformance-suites"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: suites/newtopic.bats: tag harness not first in 'newtopic,harness' (harness/kernels/matrix would run it as a kernel suite)
+	checklists: suites/strings.bats: 0 '# bats file_tags=' lines, expected 1
+	checklists: suites/newtopic.bats: in ci/conformance-suites and ci/conformance-excluded 0 times, expected once in one of them
+	checklists: suites/pipeline.bats: in ci/conformance-suites and ci/conformance-excluded 2 times, expected once in one of them
+	EOF
+}
+
+@test "checklists: a ci/ list naming no suite, a stale ci/slow-tests row and a ci/kernel-issues entry finding no test are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	echo 'gone          # planted' >>"$d/ci/matrix-core"
+	printf 'providers/log.c\tbadinput nosuite\n' >>"$d/ci/mutate-suites"
+	printf 'faults\t^no such test\tplanted\n' >>"$d/ci/slow-tests"
+	printf '\nid: K99\nsymptom: planted\ntitle: planted\ntests: ^pipeline: no such test\n' >>"$d/ci/kernel-issues"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: ci/matrix-core: 'gone': no suites/gone.bats
+	checklists: ci/mutate-suites: 'nosuite': no suites/nosuite.bats
+	checklists: ci/slow-tests: faults '^no such test': matches no test of suites/faults.bats
+	checklists: ci/kernel-issues: K99: tests '^pipeline: no such test' matches no test of suites/
+	EOF
+}
+
+@test "checklists: a providers/ file no line of ci/mutate-suites matches is named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	echo '/* planted */' >"$d/providers/ringbuf.c"
+	sed -i 's|^providers/log.c\tbadinput$|providers/log.c\t|' "$d/ci/mutate-suites"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: providers/log.c: its line in ci/mutate-suites names no check
+	checklists: providers/ringbuf.c: no line of ci/mutate-suites matches it (its mutants would run the unit tests only)
+	EOF
+}
+
+@test "checklists: an attach mode file not in attach_modes[], and an entry with no file, are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	printf '%s\n' 'const struct attach_ops attach_uring_ops = {' '	.ao_name = "uring",' '};' >"$d/providers/attach_uring.c"
+	printf 'providers/attach_uring.c\tattach\n' >>"$d/ci/mutate-suites"
+	sed -i 's|^\t&attach_multi_ops,$|&\n\t\&attach_ghost_ops,|' "$d/providers/attach.c"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: providers/attach_uring.c: attach_uring_ops is not in attach_modes[] (providers/attach.c)
+	checklists: attach_modes[]: attach_ghost_ops has no providers/attach_ghost.c
+	EOF
+}
+
+@test "checklists: a mode in attach_modes[] that the tests do not know is named everywhere it is missing" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	printf '%s\n' 'const struct attach_ops attach_uring_ops = {' '	.ao_name = "uring",' '};' >"$d/providers/attach_uring.c"
+	printf 'providers/attach_uring.c\tattach\n' >>"$d/ci/mutate-suites"
+	sed -i 's|^\t&attach_multi_ops,$|&\n\t\&attach_uring_ops,|' "$d/providers/attach.c"
+	checklists "$d"
+	assert_failure 1
+	assert_line 'checklists: suites/attachpaths.bats: use_mode has no case for attach mode '\''uring'\'''
+	assert_line 'checklists: suites/helpers/integrity.bash: pc_use_mode has no case for attach mode '\''uring'\'''
+	assert_line 'checklists: harness/run/soak: mode_missing has no case for attach mode '\''uring'\'''
+	assert_line 'checklists: harness/run/soak: default modes '\''perf,tracefs,multi'\'' lack '\''uring'\'''
+	assert_line 'checklists: suites/attachpaths.bats: no test calls '\''check_semaphores uring'\'' (check_semaphores is called with multi, perf, tracefs)'
+	assert_line 'checklists: suites/insn.bats: no test calls '\''case_a uring'\'' (case_a is called with multi, perf, tracefs)'
+	# One test of a mode gone is seen too.
+	d=$BATS_TEST_TMPDIR/u
+	copy_tree "$d"
+	sed -i '/{ check_follow tracefs; }$/d' "$d/suites/attachpaths.bats"
+	checklists "$d"
+	assert_failure 1
+	assert_output "checklists: suites/attachpaths.bats: no test calls 'check_follow tracefs' (check_follow is called with multi, perf)"
+}
+
+@test "checklists: a kernel missing from the workflow and the docs, and a CI kernel not in ci/kernels, are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	echo 'debian-6.12-arm deb:linux-image-6.12.*+deb12-arm64' >>"$d/ci/kernels"
+	sed -i 's/debian-6.1-cloud debian-sid-cloud"/debian-6.1-cloud debian-7.0-cloud"/' "$d/.ci/run"
+	sed -i 's/, debian-sid-cloud\]/, debian-sid-cloud, debian-old]/' "$d/ci/github/matrix.yml"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: ci/kernels: debian-6.12-arm has no job in ci/github/matrix.yml (matrix: kernel: [...])
+	checklists: ci/github/matrix.yml: kernel 'debian-old' is not a name in ci/kernels
+	checklists: docs/kernels.md: no row '| debian-6.12-arm |' in the kernels' table
+	checklists: .ci/run: KERNELS names 'debian-7.0-cloud', not a name in ci/kernels
+	EOF
+}
+
+@test "checklists: an adapter not executable, in no list and no doc, and claims out of step are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	printf '#!/bin/sh\n' >"$d/harness/tracers/stap"
+	chmod -x "$d/harness/tracers/stap"
+	sed -i 's/^| `star` |/| `uprobe_multi` | planted |\n&/' "$d/harness/tracers/README.md"
+	# (Its name spelled through %s: this file must not ask for it.)
+	printf '@test "planted" {\n\trequires tracer:usdt tracer:%s\n}\n' usdtt >>"$d/suites/arguments.bats"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: harness/tracers/stap: not executable (suites/tracers.bats would pass over it)
+	checklists: Makefile: default TRACERS 'probecheck bpftrace bcc perf libbpf' lack adapter 'stap'
+	checklists: docs/tracers.md: adapter 'stap' is not named (as `stap`)
+	checklists: suites/tracers.bats: CLAIMS lack 'uprobe_multi' (harness/tracers/README.md claims it)
+	checklists: suites/arguments.bats: requires tracer:usdtt, not a claim of harness/tracers/README.md
+	EOF
+}
+
+@test "checklists: a link to no file, a link to no heading and a cited test that does not exist are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	echo 'See [the old reference](docs/reference.md) and [modes](docs/attach-modes.md#the-mode).' >>"$d/README.md"
+	echo 'Backed by *pipeline*: "no such test, planted".' >>"$d/docs/testing.md"
+	# A link inside code is not a link.
+	echo 'Write `[x](nowhere.md)` for a link.' >>"$d/docs/cli.md"
+	checklists "$d"
+	assert_failure 1
+	assert_output - <<-'EOF'
+	checklists: README.md: link 'docs/reference.md': no file docs/reference.md
+	checklists: README.md: link 'docs/attach-modes.md#the-mode': no heading #the-mode in docs/attach-modes.md
+	checklists: docs/testing.md: cites *pipeline*: "no such test, planted": no such test in suites/pipeline.bats
+	EOF
 }

@@ -7,7 +7,8 @@
  * probe_req_parse (providers/providers.c: KIND:PATH:A:B) and, for pid
  * probes, the WHERE field through pid_parse_where (entry, return,
  * 0xOFFSET).  pid_parse_where is static in prov_pid.c, and a provider
- * exports nothing but its ops table (STYLE.md), so this file includes
+ * exports nothing but its ops table (providers/provider.h: each prov_*.c
+ * holds static helpers and ends with its table), so this file includes
  * prov_pid.c, its table renamed; resolving the probe instead would open
  * the files the input names.  Nothing is opened, attached or run: -p's
  * check of the pid is kill(PID, 0).

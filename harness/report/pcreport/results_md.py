@@ -31,8 +31,8 @@ def _first_line(path, prefix):
     return hits[-1] if hits else None
 
 
-# What the tracer's summary line counts (README, "At exit"), said once
-# where a reader of a failure's evidence meets it.
+# What the tracer's summary line counts (docs/cli.md, `trace`: "At
+# exit"), said once where a reader of a failure's evidence meets it.
 ACCOUNTING = ("- Accounting: a trace's `summary: delivered=D dropped=X hits=H` counts "
               "as `hits` the runs of a site's BPF program for a traced process (after "
               "the pid filter); `dropped` the hits whose event did not fit in the ring; "
