@@ -111,6 +111,7 @@ stop_load() {
 # follow.bats); the kernel's skips are the finding.
 @test "fork tracepoint program without the preemption guard, under a fork load on one CPU: the kernel runs it at every fork (K6); the trace is exact either way" {
 	pc_probecheck_only "the tracer's own recursion_misses report"
+	requires cmd:taskset
 	local fx=$BATS_TEST_TMPDIR/fx_k6 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json load skipped
 	cp "$(fx_bin "$FXV")" "$fx"
 	taskset -c 0 bash -c 'while :; do /bin/true; done' </dev/null >/dev/null 2>&1 3>&- &
