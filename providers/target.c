@@ -8,6 +8,25 @@
 #include "procmaps.h"
 #include "target.h"
 
+/*
+ * @fn on one object, and the request's options on each site it added:
+ * the one place they reach a site, for every provider, for the sites of
+ * the first resolution as for follow.c's late ones.  pr_nargs needs the
+ * provider (it shapes the pid provider's operands); pr_str_mask only the
+ * spec.
+ */
+static int one_object(const struct probe_req *req,
+		      const struct target_obj *ob, target_obj_fn fn, void *ctx,
+		      struct site_set *out)
+{
+	size_t first = out->ss_n;
+	int n = fn(req, ob, ctx, out);
+
+	for (size_t i = first; i < out->ss_n; i++)
+		out->ss_v[i].st_spec.ps_str_mask = req->pr_str_mask;
+	return n;
+}
+
 /* '*': every object @tg's process maps; one that offers nothing is not an
  * error, since '*' never promised that each object has probes. */
 static int every_object(const struct probe_req *req, const struct target *tg,
@@ -21,7 +40,7 @@ static int every_object(const struct probe_req *req, const struct target *tg,
 		struct target_obj ob = { po->po_path, po->po_open_path, po,
 					 tg->tg_pid, 1 };
 
-		n = fn(req, &ob, ctx, out);
+		n = one_object(req, &ob, fn, ctx, out);
 		if (n < 0)
 			return n;
 		total += n;
@@ -43,11 +62,11 @@ static int path_in_process(const struct probe_req *req,
 	if (po) {
 		ob = (struct target_obj){ po->po_path, po->po_open_path, po,
 					  tg->tg_pid, 0 };
-		return fn(req, &ob, ctx, out);
+		return one_object(req, &ob, fn, ctx, out);
 	}
 	snprintf(opened, sizeof(opened), "/proc/%d/root%s", tg->tg_pid,
 		 req->pr_path);
-	return fn(req, &ob, ctx, out);
+	return one_object(req, &ob, fn, ctx, out);
 }
 
 int target_resolve(const struct probe_req *req, const struct target *tg,
@@ -64,5 +83,5 @@ int target_resolve(const struct probe_req *req, const struct target *tg,
 		       req->pr_text);
 		return -EINVAL;
 	}
-	return fn(req, &ob, ctx, out);
+	return one_object(req, &ob, fn, ctx, out);
 }

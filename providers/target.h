@@ -41,9 +41,11 @@ typedef int (*target_obj_fn)(const struct probe_req *req,
 			     struct site_set *out);
 
 /*
- * @fn on every object @req->pr_path means for @tg.  Returns the number of
- * sites added (0: none matched; the caller says so), or the first -errno,
- * after a message.
+ * @fn on every object @req->pr_path means for @tg.  Each site added gets
+ * the request's string mask (pr_str_mask): here, once, for every provider
+ * and for follow.c's late sites as for the first ones.  Returns the number
+ * of sites added (0: none matched; the caller says so), or the first
+ * -errno, after a message.
  */
 int target_resolve(const struct probe_req *req, const struct target *tg,
 		   target_obj_fn fn, void *ctx, struct site_set *out);

@@ -274,16 +274,15 @@ static int summary(struct pc_session *s, const struct site_set *ss,
  * (a child's new mm must have them), filtered by the growing tgid set;
  * follow.c also handles '*' probes in objects mapped later.
  */
-static int follow_setup(const struct trace_opts *o, struct site_set *ss,
+static int follow_setup(const struct trace_opts *o,
+			const struct probe_req *reqs, struct site_set *ss,
 			struct session_opts *so, struct follow **fw)
 {
 	struct follow_opts fo = {
 		.fo_descendants = o->to_follow,
 		.fo_attach_pid = o->to_follow ? -1 : o->to_pid,
-		.fo_str_mask = o->to_str_mask,
-		.fo_nargs = o->to_nargs,
-		.fo_probes = o->to_probes,
-		.fo_nprobes = o->to_nprobes,
+		.fo_reqs = reqs,
+		.fo_nreqs = o->to_nprobes,
 	};
 	int err = o->to_all ? 0 : follow_open(&fo, ss, fw);
 
@@ -295,7 +294,8 @@ static int follow_setup(const struct trace_opts *o, struct site_set *ss,
 	return err;
 }
 
-int trace_run(const struct trace_opts *o, struct site_set *ss)
+int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
+	      struct site_set *ss)
 {
 	struct trace_out out = { .tr_sites = ss, .tr_json = o->to_json };
 	struct session_opts so = { .so_filter_pids = 1,
@@ -318,7 +318,7 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sigfd < 0 || follow_setup(o, ss, &so, &fw) || session_open(&so, &s))
+	if (sigfd < 0 || follow_setup(o, reqs, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
 		pid_t child = spawn_blocked(o->to_cmd, &old, ss, &release,
