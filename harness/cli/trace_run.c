@@ -4,10 +4,16 @@
  * Synchronisation without sleeps: with -c the command is forked first and
  * blocks reading a pipe; it is released only after every probe is
  * attached (and the --ready file written), so it cannot run ahead of the
- * tracer.  The loop then polls three fds: the ring's epoll fd, a pidfd of
- * the traced process (readable when it exits), and a signalfd for
- * SIGINT/SIGTERM.  Events are committed to the ring before the process can
- * exit, so draining after the pidfd fires loses nothing.
+ * tracer.  The loop then polls three fds (pump): the ring's epoll fd; a
+ * pidfd of -p's process, readable when it exits (-1, so never polled, with
+ * -c and -a, and with -p when pidfd_open fails: before Linux 5.3 or under
+ * valgrind; then the loop wakes every 250 ms and reads /proc/PID/stat, a
+ * zombie counting as gone); and a signalfd for SIGINT, SIGTERM and
+ * SIGCHLD.  SIGINT and SIGTERM end the trace (passed on to -c's command
+ * first); SIGCHLD wakes the loop to reap -c's command, whose exit ends it.
+ * -a ends only by signal.  A hit is written to the ring in the traced
+ * process's own context, before it can exit, so the drains after the
+ * loop (one before the detach, one after) lose nothing.
  *
  * -c runs CMD through /bin/sh.  dash forks for a plain `sh -c 'prog args'`
  * instead of exec'ing it, so for a simple command we prefix `exec`: the
