@@ -84,7 +84,7 @@ struct follow {
 	struct follow_opts fw_o;
 	struct site_set   *fw_ss;
 	struct pc_session *fw_s;
-	struct probe_req  *fw_reqs;     /* the '*' probes */
+	const struct probe_req **fw_reqs;  /* the '*' probes, borrowed */
 	int                fw_nreqs;
 	struct fw_obj     *fw_objs;
 	size_t             fw_nobjs, fw_capobjs;
@@ -99,35 +99,24 @@ int follow_open(const struct follow_opts *o, struct site_set *ss,
 		struct follow **out)
 {
 	struct follow *f = calloc(1, sizeof(*f));
-	int err = 0;
 
 	*out = NULL;
 	if (!f)
 		return -ENOMEM;
 	f->fw_o = *o;
 	f->fw_ss = ss;
-	f->fw_reqs = calloc(o->fo_nprobes ? o->fo_nprobes : 1,
+	f->fw_reqs = calloc(o->fo_nreqs ? o->fo_nreqs : 1,
 			    sizeof(*f->fw_reqs));
 	if (!f->fw_reqs) {
 		follow_close(f);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < o->fo_nprobes && !err; i++) {
-		struct probe_req *req = &f->fw_reqs[f->fw_nreqs];
-
-		err = probe_req_parse(o->fo_probes[i], req);
-		if (err)
-			break;
-		if (strcmp(req->pr_path, "*")) {
-			probe_req_free(req);
-			continue;
-		}
-		req->pr_nargs = o->fo_nargs;
-		f->fw_nreqs++;
-	}
-	if (err || (!o->fo_descendants && !f->fw_nreqs)) {
+	for (int i = 0; i < o->fo_nreqs; i++)
+		if (!strcmp(o->fo_reqs[i].pr_path, "*"))
+			f->fw_reqs[f->fw_nreqs++] = &o->fo_reqs[i];
+	if (!o->fo_descendants && !f->fw_nreqs) {
 		follow_close(f);
-		return err;
+		return 0;
 	}
 	*out = f;
 	return 0;
@@ -276,7 +265,7 @@ static int resolve_fresh(struct follow *f, pid_t pid,
 	int err;
 
 	for (int i = 0; i < f->fw_nreqs; i++) {
-		const struct probe_req *req = &f->fw_reqs[i];
+		const struct probe_req *req = f->fw_reqs[i];
 
 		if (provider_find(req->pr_kind)->pv_resolve(req, &tg, ss) < 0)
 			pc_err("follow: pid %d: probe '%s' not resolved in the "
@@ -284,9 +273,8 @@ static int resolve_fresh(struct follow *f, pid_t pid,
 	}
 	drop_duplicates(ss, first);
 	for (size_t i = first; i < ss->ss_n; i++) {
-		struct site *st = &ss->ss_v[i];
+		const struct site *st = &ss->ss_v[i];
 
-		st->st_spec.ps_str_mask = f->fw_o.fo_str_mask;
 		if (st->st_bad_mask)
 			pc_err("usdt: '%s' %s:%s at 0x%llx: %s (traced as null)",
 			       st->st_path, st->st_provider, st->st_name,
@@ -555,9 +543,7 @@ void follow_close(struct follow *f)
 	if (!f)
 		return;
 	follow_stop(f);
-	for (int i = 0; i < f->fw_nreqs; i++)
-		probe_req_free(&f->fw_reqs[i]);
-	free(f->fw_reqs);
+	free(f->fw_reqs);       /* the requests are the caller's */
 	free(f->fw_objs);
 	free(f);
 }

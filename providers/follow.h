@@ -19,14 +19,15 @@
 #include "site.h"
 
 struct follow;
+struct probe_req;
 
 struct follow_opts {
 	int      fo_descendants;  /* --follow */
 	pid_t    fo_attach_pid;   /* perf event pid for late sites: -1, or -p's */
-	uint32_t fo_str_mask;     /* --str, applied to late sites */
-	int      fo_nargs;        /* trace --args, for probe_req.pr_nargs */
-	char   **fo_probes;       /* every PROBE; the '*' ones are kept */
-	int      fo_nprobes;
+	/* Every PROBE, parsed, options and all (provider.h); the follow
+	 * keeps pointers to the '*' ones: the caller's array outlives it. */
+	const struct probe_req *fo_reqs;
+	int      fo_nreqs;
 };
 
 /* *out is NULL when there is nothing to follow (no --follow, no '*'). */

@@ -10,10 +10,11 @@
  *
  * Probe syntax: pid:PATH:FUNCTION:WHERE, FUNCTION a shell glob, WHERE one
  * of "entry", "return" or "0xOFFSET" (hex, relative to the function).  PATH
- * as for usdt: with -p PID resolved in the process's root, and "*" = every
- * object the process maps.  Events are named FUNCTION:WHERE: the site's
- * provider field is the function name and its name field the WHERE, with
- * offsets printed as 0x%llx ("main:0x1c").
+ * as for usdt (target.h): with -p PID resolved in the process's root, and
+ * "*" = every object the process maps (those it cannot read are passed
+ * over).  Events are named FUNCTION:WHERE: the site's provider field is
+ * the function name and its name field the WHERE, with offsets printed as
+ * 0x%llx ("main:0x1c").
  *
  * Arguments, by the SysV x86-64 calling convention, all 8 bytes unsigned:
  *   entry   N arguments (trace --args N, default 6, at most PC_MAX_ARGS):
@@ -50,6 +51,7 @@
 #include "provider.h"
 #include "spec.h"
 #include "symbols.h"
+#include "target.h"
 
 #define PID_NARGS_DEFAULT 6     /* trace's --args default; list uses it */
 
@@ -145,15 +147,7 @@ static int pid_site_spec(struct site *st, const struct pid_where *w)
 	return 0;
 }
 
-/* Where the object is: as shown, as opened, and its process if any. */
-struct pid_obj {
-	const char *ob_shown;
-	const char *ob_opened;
-	const struct pm_object *ob_map; /* NULL: not mapped / no process */
-	pid_t ob_pid;
-};
-
-static int pid_site_add(struct elf_obj *eo, const struct pid_obj *o,
+static int pid_site_add(struct elf_obj *eo, const struct target_obj *o,
 			const struct func_sym *fs, const struct pid_where *w,
 			struct site_set *out)
 {
@@ -195,23 +189,22 @@ static int pid_site_add(struct elf_obj *eo, const struct pid_obj *o,
  * Sites of one object for functions matching @glob (NULL: all).  Symbols
  * are sorted by (address, name), so the first match at an address is the
  * alphabetically first alias: one site per address.  Returns the number
- * added or -errno.  @quiet: an object of "*" that cannot be read is not a
- * candidate.
+ * added or -errno.  ob_quiet: an object of "*" that cannot be read is not
+ * a candidate.
  */
-static int pid_object_sites(const struct pid_obj *o, const char *glob,
-			    const struct pid_where *w, int quiet,
-			    struct site_set *out)
+static int pid_object_sites(const struct target_obj *o, const char *glob,
+			    const struct pid_where *w, struct site_set *out)
 {
 	struct elf_obj *eo = NULL;
 	struct func_syms fss = { 0 };
 	int err, added = 0;
 	uint64_t last = 0;
 
-	err = elf_obj_open(o->ob_opened, quiet ? ELF_QUIET : 0, &eo);
+	err = elf_obj_open(o->ob_opened, o->ob_quiet ? ELF_QUIET : 0, &eo);
 	if (!err)
 		err = func_syms_read(eo, &fss);
 	if (err) {
-		if (quiet)
+		if (o->ob_quiet)
 			err = 0;
 		goto out;
 	}
@@ -234,56 +227,25 @@ out:
 	return err;
 }
 
-static int pid_resolve_in_process(const struct probe_req *req,
-				  const struct target *tg,
-				  const struct pid_where *w,
-				  struct site_set *out)
+/* target_obj_fn: the functions matching FUNCTION, at WHERE (@ctx). */
+static int pid_obj_sites(const struct probe_req *req,
+			 const struct target_obj *ob, void *ctx,
+			 struct site_set *out)
 {
-	const struct pm_objects *m = tg->tg_maps;
-	int all = !strcmp(req->pr_path, "*"), total = 0, n;
-	char opened[4096];
-	struct pid_obj o;
-
-	for (size_t i = 0; i < m->po_n; i++) {
-		const struct pm_object *po = &m->po_v[i];
-
-		if (!all && strcmp(po->po_path, req->pr_path))
-			continue;
-		o = (struct pid_obj){ po->po_path, po->po_open_path, po,
-				      tg->tg_pid };
-		n = pid_object_sites(&o, req->pr_a, w, all, out);
-		if (n < 0)
-			return n;
-		total += n;
-		if (!all)
-			return total;
-	}
-	if (all)
-		return total;
-	/* Not mapped (yet): the uprobe on the file still works by inode. */
-	snprintf(opened, sizeof(opened), "/proc/%d/root%s", tg->tg_pid,
-		 req->pr_path);
-	o = (struct pid_obj){ req->pr_path, opened, NULL, 0 };
-	return pid_object_sites(&o, req->pr_a, w, 0, out);
+	return pid_object_sites(ob, req->pr_a, ctx, out);
 }
 
+/* WHERE first: a bad one is refused before any object is looked for. */
 static int pid_resolve(const struct probe_req *req, const struct target *tg,
 		       struct site_set *out)
 {
 	struct pid_where w;
-	struct pid_obj o = { req->pr_path, req->pr_path, NULL, 0 };
 	int err;
 
 	err = pid_parse_where(req, &w);
 	if (err)
 		return err;
-	if (tg->tg_pid && tg->tg_maps)
-		return pid_resolve_in_process(req, tg, &w, out);
-	if (!strcmp(req->pr_path, "*")) {
-		pc_err("probe '%s': PATH '*' needs -p PID (or -c with --follow)", req->pr_text);
-		return -EINVAL;
-	}
-	return pid_object_sites(&o, req->pr_a, &w, 0, out);
+	return target_resolve(req, tg, pid_obj_sites, &w, out);
 }
 
 /* Every function's entry, with the default arguments. */
@@ -293,9 +255,9 @@ static int pid_list(const char *path, const char *shown, int quiet,
 	struct pid_where w = { .pw_kind = PID_ENTRY,
 			       .pw_nargs = PID_NARGS_DEFAULT,
 			       .pw_name = "entry" };
-	struct pid_obj o = { shown, path, NULL, 0 };
+	struct target_obj o = { shown, path, NULL, 0, quiet };
 
-	return pid_object_sites(&o, NULL, &w, quiet, out);
+	return pid_object_sites(&o, NULL, &w, out);
 }
 
 const struct provider pid_provider = {

@@ -8,8 +8,9 @@
  * process that maps it, including those that map it after we attach.
  *
  * Probe syntax: usdt:PATH:PROVIDER:NAME, PROVIDER and NAME shell globs.
- * With -p PID, PATH is resolved through /proc/PID/root, and "*" means
- * every ELF object the process maps.
+ * PATH names objects as target.h says: with -p PID through /proc/PID/root,
+ * and "*" = every ELF object the process maps (those without notes are
+ * passed over in silence).
  *
  * Quirks: operands the tracer cannot read (floating point, %xmm) are
  * marked per argument and reported; the other arguments keep their
@@ -25,6 +26,7 @@
 #include "note.h"
 #include "provider.h"
 #include "spec.h"
+#include "target.h"
 
 static int sym_cb(void *ctx, const char *name, uint64_t *addr)
 {
@@ -32,17 +34,15 @@ static int sym_cb(void *ctx, const char *name, uint64_t *addr)
 }
 
 static int site_from_note(struct elf_obj *eo, const struct usdt_note *n,
-			  const char *shown, const char *opened,
-			  const struct pm_object *po, pid_t pid,
-			  struct site_set *out)
+			  const struct target_obj *ob, struct site_set *out)
 {
 	struct site *st = site_set_add(out);
 	int nargs;
 
 	if (!st)
 		return -ENOMEM;
-	st->st_path = strdup(shown);
-	st->st_open_path = strdup(opened);
+	st->st_path = strdup(ob->ob_shown);
+	st->st_open_path = strdup(ob->ob_opened);
 	st->st_provider = strdup(n->un_provider);
 	st->st_name = strdup(n->un_name);
 	st->st_args = strdup(n->un_args);
@@ -57,16 +57,16 @@ static int site_from_note(struct elf_obj *eo, const struct usdt_note *n,
 	st->st_sema_off = n->un_sema_off;
 	st->st_sema_vaddr = n->un_sema_vaddr;
 	elf_obj_place(eo, &st->st_kdev, &st->st_ino);
-	if (po) {
-		st->st_pid = pid;
-		st->st_bias = po->po_bias;
+	if (ob->ob_map) {
+		st->st_pid = ob->ob_pid;
+		st->st_bias = ob->ob_map->po_bias;
 	}
 	nargs = spec_parse(n->un_args, n->un_pc_vaddr, sym_cb, eo,
 			   &st->st_spec, &st->st_bad_mask, st->st_bad_why,
 			   sizeof(st->st_bad_why));
 	if (nargs < 0) {
 		pc_err("usdt: '%s': %s:%s: cannot parse arguments '%s': %s",
-		       shown, n->un_provider, n->un_name, n->un_args,
+		       ob->ob_shown, n->un_provider, n->un_name, n->un_args,
 		       st->st_bad_why);
 		return nargs;
 	}
@@ -75,23 +75,21 @@ static int site_from_note(struct elf_obj *eo, const struct usdt_note *n,
 
 /*
  * Sites of one object matching @prov/@name (NULL: all).  Returns the
- * number added, or -errno.  @quiet_nonotes: an object of "*" without
- * notes is simply not a candidate.
+ * number added, or -errno.  ob_quiet: an object of "*" without notes is
+ * simply not a candidate.
  */
-static int object_sites(const char *opened, const char *shown,
-			const struct pm_object *po, pid_t pid,
-			const char *prov, const char *name, int quiet_nonotes,
-			struct site_set *out)
+static int object_sites(const struct target_obj *ob, const char *prov,
+			const char *name, struct site_set *out)
 {
 	struct elf_obj *eo = NULL;
 	struct usdt_notes notes = { 0 };
 	int err, added = 0;
 
-	err = elf_obj_open(opened, quiet_nonotes ? ELF_QUIET : 0, &eo);
+	err = elf_obj_open(ob->ob_opened, ob->ob_quiet ? ELF_QUIET : 0, &eo);
 	if (!err)
 		err = usdt_notes_read(eo, &notes);
 	if (err) {
-		if (quiet_nonotes)
+		if (ob->ob_quiet)
 			err = 0;
 		goto out;
 	}
@@ -101,7 +99,7 @@ static int object_sites(const char *opened, const char *shown,
 		if (prov && (!site_glob(prov, n->un_provider) ||
 			     !site_glob(name, n->un_name)))
 			continue;
-		err = site_from_note(eo, n, shown, opened, po, pid, out);
+		err = site_from_note(eo, n, ob, out);
 		if (err)
 			goto out;
 		added++;
@@ -113,53 +111,26 @@ out:
 	return err;
 }
 
-static int resolve_in_process(const struct probe_req *req,
-			      const struct target *tg, struct site_set *out)
+/* target_obj_fn: the notes matching PROVIDER and NAME. */
+static int usdt_obj_sites(const struct probe_req *req,
+			  const struct target_obj *ob, void *ctx,
+			  struct site_set *out)
 {
-	const struct pm_objects *m = tg->tg_maps;
-	int all = !strcmp(req->pr_path, "*"), total = 0, n;
-
-	for (size_t i = 0; i < m->po_n; i++) {
-		const struct pm_object *po = &m->po_v[i];
-
-		if (!all && strcmp(po->po_path, req->pr_path))
-			continue;
-		n = object_sites(po->po_open_path, po->po_path, po, tg->tg_pid,
-				 req->pr_a, req->pr_b, all, out);
-		if (n < 0)
-			return n;
-		total += n;
-		if (!all)
-			return total;
-	}
-	if (all)
-		return total;
-	/* Not mapped (yet): the uprobe on the file still works by inode. */
-	char opened[4096];
-
-	snprintf(opened, sizeof(opened), "/proc/%d/root%s", tg->tg_pid,
-		 req->pr_path);
-	return object_sites(opened, req->pr_path, NULL, 0, req->pr_a,
-			    req->pr_b, 0, out);
+	return object_sites(ob, req->pr_a, req->pr_b, out);
 }
 
 static int usdt_resolve(const struct probe_req *req, const struct target *tg,
 			struct site_set *out)
 {
-	if (tg->tg_pid && tg->tg_maps)
-		return resolve_in_process(req, tg, out);
-	if (!strcmp(req->pr_path, "*")) {
-		pc_err("probe '%s': PATH '*' needs -p PID (or -c with --follow)", req->pr_text);
-		return -EINVAL;
-	}
-	return object_sites(req->pr_path, req->pr_path, NULL, 0, req->pr_a,
-			    req->pr_b, 0, out);
+	return target_resolve(req, tg, usdt_obj_sites, NULL, out);
 }
 
 static int usdt_list(const char *path, const char *shown, int quiet,
 		     struct site_set *out)
 {
-	return object_sites(path, shown, NULL, 0, NULL, NULL, quiet, out);
+	struct target_obj ob = { shown, path, NULL, 0, quiet };
+
+	return object_sites(&ob, NULL, NULL, out);
 }
 
 const struct provider usdt_provider = {

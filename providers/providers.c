@@ -33,6 +33,13 @@ void probe_req_free(struct probe_req *req)
 	memset(req, 0, sizeof(*req));
 }
 
+void probe_reqs_free(struct probe_req *v, int n)
+{
+	for (int i = 0; v && i < n; i++)
+		probe_req_free(&v[i]);
+	free(v);
+}
+
 /*
  * kind:PATH:A:B.  PATH cannot hold ':' (neither can the note's provider or
  * name), so exactly four non-empty fields are required.

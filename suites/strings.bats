@@ -60,6 +60,23 @@ has_args() {
 	has_args "$t" 1 '["fxlib-str-1",11]'
 }
 
+# With -c, '*' has no process to search before attach: every site is
+# found later by follow.c, the executable's at the exec barrier and the
+# library's at the dlopen barrier.  --str must reach those sites too.
+@test "--str: '*' with -c --follow prints strings at sites found after attach (exec, dlopen)" {
+	requires tracer:strings tracer:follow tracer:star tracer:cmd
+	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	bin=$(fxbin)
+	lib=$(fxlib)
+	trace_json "$t" --str 0 --follow -c "$bin --oracle $o fire:fx:str:1 dlopen:$lib libfire:fxlib:str:2" \
+		"usdt:*:fx*:str"
+	assert_oracle "$o" "$t"
+	assert_summary 3 "$t.err"
+	has_args "$t" 1 '["fx-str-0",8]'
+	has_args "$t" 1 '["fxlib-str-0",11]'
+	has_args "$t" 1 '["fxlib-str-1",11]'
+}
+
 @test "--str: the empty string prints as \"\"" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json

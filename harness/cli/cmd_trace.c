@@ -153,7 +153,42 @@ static void warn_bad_operands(const struct site_set *ss)
 	}
 }
 
-int trace_resolve(const struct trace_opts *o, struct site_set *ss)
+/* PROBE @i, parsed once, with the options that apply to each probe. */
+static int probe_parse(const struct trace_opts *o, int i,
+		       struct probe_req *req)
+{
+	int err = probe_req_parse(o->to_probes[i], req);
+
+	if (err)
+		return err;
+	req->pr_nargs = o->to_nargs;
+	req->pr_str_mask = o->to_str_mask;
+	return 0;
+}
+
+/* The sites of one parsed PROBE into @ss: 0 or -errno after a message. */
+static int probe_resolve(const struct trace_opts *o,
+			 const struct probe_req *req, const struct target *tg,
+			 struct site_set *ss)
+{
+	/* --follow: '*' is searched again in every image and library the
+	 * processes map later (follow.c); with -c there is no process to
+	 * search yet. */
+	int later = o->to_follow && !strcmp(req->pr_path, "*");
+	int n = later && !o->to_pid ? 0 :
+		provider_find(req->pr_kind)->pv_resolve(req, tg, ss);
+
+	if (n == 0 && !later) {
+		pc_err("probe '%s': no probe matches", req->pr_text);
+		n = -ENOENT;
+	}
+	return n < 0 ? n : 0;
+}
+
+/* Each PROBE parsed then resolved in turn: the first error, syntax or
+ * resolution, is the one reported, as the user typed them. */
+int trace_resolve(const struct trace_opts *o, struct probe_req *reqs,
+		  struct site_set *ss)
 {
 	struct pm_objects maps = { 0 };
 	struct target tg = { .tg_pid = o->to_pid };
@@ -165,33 +200,13 @@ int trace_resolve(const struct trace_opts *o, struct site_set *ss)
 			return err;
 		tg.tg_maps = &maps;
 	}
-	for (int i = 0; i < o->to_nprobes && !err; i++) {
-		struct probe_req req;
-		int n, later;
-
-		err = probe_req_parse(o->to_probes[i], &req);
-		if (err)
-			break;
-		req.pr_nargs = o->to_nargs;
-		/* --follow: '*' is searched again in every image and library
-		 * the processes map later (follow.c); with -c there is no
-		 * process to search yet. */
-		later = o->to_follow && !strcmp(req.pr_path, "*");
-		n = later && !o->to_pid ? 0 :
-		    provider_find(req.pr_kind)->pv_resolve(&req, &tg, ss);
-		if (n == 0 && !later) {
-			pc_err("probe '%s': no probe matches", req.pr_text);
-			n = -ENOENT;
-		}
-		err = n < 0 ? n : 0;
-		probe_req_free(&req);
-	}
+	for (int i = 0; i < o->to_nprobes && !err; i++)
+		err = probe_parse(o, i, &reqs[i]) ?:
+		      probe_resolve(o, &reqs[i], &tg, ss);
 	procmaps_free(&maps);
 	if (err)
 		return err;
 	site_set_sort(ss);
-	for (size_t i = 0; i < ss->ss_n; i++)
-		ss->ss_v[i].st_spec.ps_str_mask = o->to_str_mask;
 	warn_bad_operands(ss);
 	return 0;
 }
@@ -200,6 +215,7 @@ int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { 0 };
 	struct site_set ss = { 0 };
+	struct probe_req *reqs;
 	int err, rc;
 
 	err = trace_parse_opts(argc, argv, &o);
@@ -209,12 +225,16 @@ int cmd_trace(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	err = trace_resolve(&o, &ss);
-	if (err) {
-		site_set_free(&ss);
-		return err == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
-	}
-	rc = trace_run(&o, &ss);
+	/* Parsed by trace_resolve, read by follow.c until the run ends. */
+	reqs = calloc(o.to_nprobes, sizeof(*reqs));
+	if (!reqs)
+		return EXIT_RUNTIME;
+	err = trace_resolve(&o, reqs, &ss);
+	if (err)
+		rc = err == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	else
+		rc = trace_run(&o, reqs, &ss);
 	site_set_free(&ss);
+	probe_reqs_free(reqs, o.to_nprobes);
 	return rc;
 }

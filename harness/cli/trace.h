@@ -9,6 +9,7 @@
 #include "site.h"
 
 struct attach_ops;
+struct probe_req;
 
 struct trace_opts {
 	int    to_json;
@@ -20,7 +21,8 @@ struct trace_opts {
 	int    to_follow;       /* --follow: descendants, exec, '*' later */
 	int    to_nargs;        /* --args N: pid entry arguments (default 6) */
 	const struct attach_ops *to_attach;     /* --attach; NULL: auto */
-	char **to_probes;
+	char **to_probes;       /* PROBE arguments as typed: trace_resolve
+				 * parses them */
 	int    to_nprobes;
 };
 
@@ -40,10 +42,18 @@ void trace_print_event(void *ctx, const struct pc_event *ev,
  */
 int trace_parse_opts(int argc, char **argv, struct trace_opts *o);
 
-/* Resolve every PROBE into sites; exit code semantics (2 = bad input). */
-int trace_resolve(const struct trace_opts *o, struct site_set *ss);
+/*
+ * Parse every PROBE once into @reqs (to_nprobes of them, zeroed by the
+ * caller, who frees them with probe_reqs_free whatever this returns),
+ * with --args and --str in each request, and resolve it into sites: 0,
+ * or -errno after a message (-ENOMEM: a runtime failure, else bad input).
+ */
+int trace_resolve(const struct trace_opts *o, struct probe_req *reqs,
+		  struct site_set *ss);
 
-/* Attach, run, drain, detach; returns an exit code. */
-int trace_run(const struct trace_opts *o, struct site_set *ss);
+/* Attach, run, drain, detach; returns an exit code.  @reqs: the parsed
+ * PROBE list, for follow.c ('*' probes searched again later). */
+int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
+	      struct site_set *ss);
 
 #endif

@@ -4,10 +4,16 @@
  * Synchronisation without sleeps: with -c the command is forked first and
  * blocks reading a pipe; it is released only after every probe is
  * attached (and the --ready file written), so it cannot run ahead of the
- * tracer.  The loop then polls three fds: the ring's epoll fd, a pidfd of
- * the traced process (readable when it exits), and a signalfd for
- * SIGINT/SIGTERM.  Events are committed to the ring before the process can
- * exit, so draining after the pidfd fires loses nothing.
+ * tracer.  The loop then polls three fds (pump): the ring's epoll fd; a
+ * pidfd of -p's process, readable when it exits (-1, so never polled, with
+ * -c and -a, and with -p when pidfd_open fails: before Linux 5.3 or under
+ * valgrind; then the loop wakes every 250 ms and reads /proc/PID/stat, a
+ * zombie counting as gone); and a signalfd for SIGINT, SIGTERM and
+ * SIGCHLD.  SIGINT and SIGTERM end the trace (passed on to -c's command
+ * first); SIGCHLD wakes the loop to reap -c's command, whose exit ends it.
+ * -a ends only by signal.  A hit is written to the ring in the traced
+ * process's own context, before it can exit, so the drains after the
+ * loop (one before the detach, one after) lose nothing.
  *
  * -c runs CMD through /bin/sh.  dash forks for a plain `sh -c 'prog args'`
  * instead of exec'ing it, so for a simple command we prefix `exec`: the
@@ -274,16 +280,15 @@ static int summary(struct pc_session *s, const struct site_set *ss,
  * (a child's new mm must have them), filtered by the growing tgid set;
  * follow.c also handles '*' probes in objects mapped later.
  */
-static int follow_setup(const struct trace_opts *o, struct site_set *ss,
+static int follow_setup(const struct trace_opts *o,
+			const struct probe_req *reqs, struct site_set *ss,
 			struct session_opts *so, struct follow **fw)
 {
 	struct follow_opts fo = {
 		.fo_descendants = o->to_follow,
 		.fo_attach_pid = o->to_follow ? -1 : o->to_pid,
-		.fo_str_mask = o->to_str_mask,
-		.fo_nargs = o->to_nargs,
-		.fo_probes = o->to_probes,
-		.fo_nprobes = o->to_nprobes,
+		.fo_reqs = reqs,
+		.fo_nreqs = o->to_nprobes,
 	};
 	int err = o->to_all ? 0 : follow_open(&fo, ss, fw);
 
@@ -295,7 +300,8 @@ static int follow_setup(const struct trace_opts *o, struct site_set *ss,
 	return err;
 }
 
-int trace_run(const struct trace_opts *o, struct site_set *ss)
+int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
+	      struct site_set *ss)
 {
 	struct trace_out out = { .tr_sites = ss, .tr_json = o->to_json };
 	struct session_opts so = { .so_filter_pids = 1,
@@ -318,7 +324,7 @@ int trace_run(const struct trace_opts *o, struct site_set *ss)
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sigfd < 0 || follow_setup(o, ss, &so, &fw) || session_open(&so, &s))
+	if (sigfd < 0 || follow_setup(o, reqs, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
 		pid_t child = spawn_blocked(o->to_cmd, &old, ss, &release,

@@ -22,6 +22,7 @@
 #include "unit.h"
 #include "follow.h"
 #include "pc_bpf.h"
+#include "provider.h"
 #include "session.h"
 
 static char err_path[] = "/tmp/pc-unit-follow.XXXXXX";
@@ -64,9 +65,9 @@ static pid_t gone_pid(void)
 /* follow_start (once per follow, as the CLI calls it) with root @pid. */
 static void test_start(int descendants, const char *how, pid_t pid, const char *which)
 {
-	char *probes[] = { "usdt:*:prov:name" };
+	struct probe_req req;
 	struct follow_opts fo = { .fo_descendants = descendants, .fo_attach_pid = -1,
-				  .fo_probes = probes, .fo_nprobes = 1 };
+				  .fo_reqs = &req, .fo_nreqs = 1 };
 	struct session_opts so = { .so_filter_pids = 1 };
 	struct site_set ss = { 0 };
 	struct pc_session *s = NULL;
@@ -75,6 +76,7 @@ static void test_start(int descendants, const char *how, pid_t pid, const char *
 	int rc;
 
 	UNIT_TRUE(pid > 0, "a pid to follow");
+	UNIT_EQ_INT(probe_req_parse("usdt:*:prov:name", &req), 0, "a '*' probe, parsed");
 	UNIT_EQ_INT(follow_open(&fo, &ss, &f), 0, "follow_open with a '*' probe");
 	so.so_progs = follow_progs(f);
 	so.so_ctl = follow_ctl;
@@ -92,13 +94,14 @@ static void test_start(int descendants, const char *how, pid_t pid, const char *
 	follow_stop(f);
 	session_close(s);
 	follow_close(f);
+	probe_req_free(&req);
 	site_set_free(&ss);
 }
 
 static void test_ctl(void)
 {
-	char *probes[] = { "usdt:*:prov:name" };
-	struct follow_opts fo = { .fo_attach_pid = -1, .fo_probes = probes, .fo_nprobes = 1 };
+	struct probe_req req;
+	struct follow_opts fo = { .fo_attach_pid = -1, .fo_reqs = &req, .fo_nreqs = 1 };
 	struct pc_event ev = { .pe_args = { PC_CTL_EXEC } };
 	struct site_set ss = { 0 };
 	struct follow *f = NULL;
@@ -106,6 +109,7 @@ static void test_ctl(void)
 	int st = 0;
 	pid_t live;
 
+	UNIT_EQ_INT(probe_req_parse("usdt:*:prov:name", &req), 0, "a '*' probe, parsed");
 	UNIT_EQ_INT(follow_open(&fo, &ss, &f), 0, "follow_open with a '*' probe");
 	ev.pe_pid = gone_pid();
 	UNIT_TRUE((int)ev.pe_pid > 0, "a reaped child's pid");
@@ -131,6 +135,7 @@ static void test_ctl(void)
 	UNIT_TRUE(live > 0 && waitpid(live, &st, 0) == live && WIFEXITED(st) &&
 		  WEXITSTATUS(st) == 7, "control: follow_ctl continued the stopped child");
 	follow_close(f);
+	probe_req_free(&req);
 	site_set_free(&ss);
 }
 

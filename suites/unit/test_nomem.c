@@ -162,14 +162,16 @@ static void test_probe_req_parse(void)
 }
 
 /*
- * follow_open with a '*' probe (the follow itself, its request table, the
- * request's fields): every allocation failure is -ENOMEM with nothing
- * left; the successful one is undone by follow_close.
+ * follow_open with a '*' probe (the follow itself, its table of the '*'
+ * requests; the requests are the caller's, parsed before): every
+ * allocation failure is -ENOMEM with nothing left; the successful one is
+ * undone by follow_close.
  */
 static void test_follow_open(void)
 {
-	char *probes[] = { "usdt:*:prov:name" };
-	struct follow_opts o = { .fo_attach_pid = -1, .fo_probes = probes, .fo_nprobes = 1 };
+	struct probe_req req = { .pr_text = "usdt:*:prov:name", .pr_kind = "usdt",
+				 .pr_path = "*", .pr_a = "prov", .pr_b = "name" };
+	struct follow_opts o = { .fo_attach_pid = -1, .fo_reqs = &req, .fo_nreqs = 1 };
 	struct site_set ss = { 0 };
 	struct follow *f;
 	char what[160];
