@@ -1,18 +1,16 @@
 /*
  * attach.c — the table of attach modes and the one place "auto" is
- * decided.  The modes themselves are attach_perf.c, attach_tracefs.c and
+ * decided, with the other decisions made from the feature registry
+ * (features.h): how sites are told apart, the preemption guard.  The
+ * modes themselves are attach_perf.c, attach_tracefs.c and
  * attach_multi.c, each ending in its ops table.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/bpf.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/btf.h>
-#include <bpf/libbpf.h>
 #include "attach.h"
+#include "features.h"
 #include "log.h"
 
 const struct attach_ops *const attach_modes[] = {
@@ -66,60 +64,6 @@ const struct attach_ops *attach_choose(const struct attach_ops *want,
 	return &attach_multi_ops;
 }
 
-/* Does a kprobe-type program calling helper @func load?  By behaviour:
- * r1 (the context) is passed on, the result dropped.  No verifier log
- * (valgrind cannot see the kernel write one). */
-static int helper_loads(int func)
-{
-	const struct bpf_insn prog[] = {
-		{ .code = BPF_JMP | BPF_CALL, .imm = func },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
-		{ .code = BPF_JMP | BPF_EXIT },
-	};
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", prog, 3, NULL);
-
-	if (fd < 0)
-		return 0;
-	close(fd);
-	return 1;
-}
-
-/*
- * What the tracer reads from the kernel's own BTF, in one pass (about 9 ms
- * here, so once per process and only when asked): the bpf_find_vma helper
- * (its callback argument would make a behaviour probe a program of its
- * own) and the bpf_preempt_disable kfunc (a probe would need its BTF id
- * anyway).
- */
-static struct {
-	int read, find_vma, preempt_disable;
-} kbtf;
-
-static void kbtf_read(void)
-{
-	struct btf *btf;
-	int id;
-
-	if (kbtf.read)
-		return;
-	kbtf.read = 1;
-	btf = btf__load_vmlinux_btf();
-	if (!btf)
-		return;
-	kbtf.preempt_disable = btf__find_by_name_kind(btf, "bpf_preempt_disable",
-						      BTF_KIND_FUNC) > 0;
-	id = btf__find_by_name_kind(btf, "bpf_func_id", BTF_KIND_ENUM);
-	if (id > 0) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		const struct btf_enum *e = btf_enum(t);
-
-		for (int i = 0; i < btf_vlen(t) && !kbtf.find_vma; i++)
-			kbtf.find_vma = !strcmp(btf__name_by_offset(btf, e[i].name_off),
-						"BPF_FUNC_find_vma");
-	}
-	btf__free(btf);
-}
-
 int attach_preempt_guard(char *why, size_t len)
 {
 	const char *env = getenv("PROBECHECK_PREEMPT_GUARD");
@@ -129,29 +73,19 @@ int attach_preempt_guard(char *why, size_t len)
 		snprintf(why, len, "off (PROBECHECK_PREEMPT_GUARD=0)");
 		return 0;
 	}
-	kbtf_read();
-	guard = kbtf.preempt_disable;
+	guard = feature_has(FEATURE_BPF_PREEMPT_DISABLE, NULL, 0);
 	snprintf(why, len, "%s", guard ? "on: site programs run with bpf_preempt_disable"
 		 : "off: the kernel has no bpf_preempt_disable (Linux 6.10+)");
 	return guard;
 }
 
-int attach_cookie_works(void)
-{
-	static int cookie = -1;
-
-	if (cookie < 0)
-		cookie = helper_loads(BPF_FUNC_get_attach_cookie);
-	return cookie;
-}
-
-/* Decided once: the kernel's vmlinux BTF is read only when places are
- * used (it costs tens of ms at every start otherwise). */
+/* Decided once, from the registry: bpf_find_vma (read from the kernel's
+ * BTF, tens of ms) is asked only when places are used. */
 static enum attach_site_id decide(char *said, size_t len)
 {
 	const char *force = getenv("PROBECHECK_SITE_ID");
 	int forced_place = force && !strcmp(force, "place");
-	int cookie = attach_cookie_works();
+	int cookie = feature_has(FEATURE_BPF_COOKIE, NULL, 0);
 	const char *how;
 
 	if (!forced_place && (cookie || (force && !strcmp(force, "cookie")))) {
@@ -159,8 +93,8 @@ static enum attach_site_id decide(char *said, size_t len)
 			 : " (PROBECHECK_SITE_ID=cookie: the kernel has none)");
 		return ATTACH_ID_COOKIE;
 	}
-	kbtf_read();
-	how = kbtf.find_vma ? "bpf_find_vma" : "mm->mmap";
+	how = feature_has(FEATURE_BPF_FIND_VMA, NULL, 0) ? "bpf_find_vma"
+							 : "mm->mmap";
 	snprintf(said, len, "by place%s; mappings found with %s",
 		 forced_place ? " (PROBECHECK_SITE_ID=place)"
 		 : ": no bpf_cookie in kprobe programs (Linux 5.15+)", how);

@@ -63,7 +63,7 @@ struct attach_ops {
 	 * type; 0: the plain programs, attached to perf events. */
 	unsigned ao_multi_prog;
 	/* Usable on this kernel: ATTACH_CAP_* bits, or -errno with @why set
-	 * (probed by behaviour, cached). */
+	 * (from the feature registry, features.h). */
 	int (*ao_caps)(char *why, size_t len);
 	/* Before any site of a batch is opened (tracefs: stash the names).
 	 * NULL: nothing to do.  0 or -errno with a message. */
@@ -90,7 +90,8 @@ const struct attach_ops *attach_mode_find(const char *name);
 /*
  * The mode for @want (NULL: auto).  Auto is multi when its link works and,
  * if @per_process (sites attached with a pid), its pid filter sees every
- * thread; else perf.  Decided by probing (attach_multi.c), said at -v.
+ * thread; else perf.  Decided from the feature registry (rows uprobe_multi
+ * and uprobe_multi_pid), said at -v.
  */
 const struct attach_ops *attach_choose(const struct attach_ops *want,
 				       int per_process);
@@ -99,7 +100,8 @@ const struct attach_ops *attach_choose(const struct attach_ops *want,
  * How sites are told apart at a hit.  By cookie where the kernel lets a
  * kprobe-type program read it (5.15+), else by place: the program looks
  * the hit's (device, inode, offset) up, finding the mapping with
- * bpf_find_vma (5.17+) or by walking mm->mmap (before 6.1).  Probed once;
+ * bpf_find_vma (5.17+) or by walking mm->mmap (before 6.1): registry
+ * rows bpf_cookie and bpf_find_vma, decided once.
  * PROBECHECK_SITE_ID=place forces places (tests of the fallback on a new
  * kernel), =cookie forces cookies.  @why: what was decided and why.
  */
@@ -109,13 +111,10 @@ enum attach_site_id {
 	ATTACH_ID_PLACE_LIST,
 };
 enum attach_site_id attach_site_id(char *why, size_t len);
-/* 1 if a kprobe-type program may call bpf_get_attach_cookie (probed by
- * loading one, cached); `features` reports it as bpf_cookie. */
-int attach_cookie_works(void);
 
 /* 1 if the site programs should run with preemption off: the kernel has
- * bpf_preempt_disable and PROBECHECK_PREEMPT_GUARD is not 0 (the K5
- * reproduction turns it off).  @why: the decision in words. */
+ * bpf_preempt_disable (registry row) and PROBECHECK_PREEMPT_GUARD is not
+ * 0 (the K5 reproduction turns it off).  @why: the decision in words. */
 int attach_preempt_guard(char *why, size_t len);
 
 /* The reason a site could not be opened, in words (EINVAL explained). */

@@ -16,29 +16,25 @@
  * checked against include/uapi/linux/bpf.h.  With a pid the link filters
  * by process; before Linux 6.10 (commit "bpf: fix multi-uprobe PID
  * filtering logic") it compared the hitting *thread* with the pid's main
- * thread, losing hits of every other thread: umulti_probe tells by
- * behaviour.
+ * thread, losing hits of every other thread.  Whether the kernel has the
+ * link, and a filter that sees every thread, is the feature registry's
+ * (rows uprobe_multi and uprobe_multi_pid, probed in features_multi.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <linux/bpf.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "attach_multi.h"
+#include "features.h"
 #include "install_check.h"
 #include "log.h"
-#include "procmaps.h"
 
 /* union bpf_attr's link_create as of Linux 6.6, uprobe_multi member. */
 struct umulti_attr {
@@ -80,188 +76,17 @@ int umulti_link_create(int prog_fd, const char *path, const uint64_t *offs,
 	return fd < 0 ? -errno : fd;
 }
 
-/* ---- the feature probe ---- */
-
-/* What the probe's link points at: a call the compiler must keep. */
-__attribute__((noinline)) void umulti_probe_target(void)
-{
-	__asm__ volatile("" ::: "memory");
-}
-
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), \
-			    .off = (o), .imm = (i) })
-
-/* counts[0]++ on every hit: a kprobe-type program for uprobe_multi. */
-static int load_counter(int map_fd)
-{
-	const struct bpf_insn prog[] = {
-		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
-		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
-		INSN(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0,
-		     map_fd),
-		INSN(0, 0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_1, 0, 0, 1),
-		INSN(BPF_STX | BPF_ATOMIC | BPF_DW, BPF_REG_0, BPF_REG_1, 0,
-		     BPF_ADD),
-		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
-		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
-	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts,
-		    .expected_attach_type = (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
-	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "pc_probe", "GPL", prog,
-			       sizeof(prog) / sizeof(prog[0]), &opts);
-
-	return fd < 0 ? -errno : fd;
-}
-
-static void *second_thread(void *arg)
-{
-	umulti_probe_target();
-	return arg;
-}
-
-/* The child: wait for the link, call the target from two threads. */
-static void __attribute__((noreturn)) probe_child(int go)
-{
-	pthread_t t;
-	char c;
-
-	if (read(go, &c, 1) != 1)
-		_exit(1);       /* no link: nothing to call */
-	umulti_probe_target();
-	if (pthread_create(&t, NULL, second_thread, NULL) ||
-	    pthread_join(t, NULL))
-		_exit(2);
-	_exit(0);
-}
-
-/* Fork the child, link on it, let it run; *hits = what was counted.
- * A link the kernel refuses is a finding (uc_link_why), not an error. */
-static int run_child(int prog_fd, int map_fd, uint64_t off,
-		     struct umulti_caps *c, uint64_t *hits)
-{
-	uint64_t cookie = 0, zero = 0;
-	int p[2], st = 0, link, err = 0;
-	__u32 key = 0;
-	pid_t pid;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		err = -errno;
-		close(p[0]);
-		close(p[1]);
-		return err;
-	}
-	if (pid == 0) {
-		close(p[1]);
-		probe_child(p[0]);
-	}
-	close(p[0]);
-	link = umulti_link_create(prog_fd, "/proc/self/exe", &off, &zero,
-				  &cookie, 1, 0, pid);
-	if (link < 0)
-		snprintf(c->uc_link_why, sizeof(c->uc_link_why),
-			 "BPF_LINK_CREATE with BPF_TRACE_UPROBE_MULTI: %s "
-			 "(no uprobe_multi link; Linux 6.6+)", pc_strerror(-link));
-	else if (write(p[1], "g", 1) != 1)
-		err = -errno;
-	close(p[1]);    /* without a link the child exits uncalled */
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	if (link < 0)
-		return 0;
-	if (!err && WIFSIGNALED(st))
-		snprintf(c->uc_link_why, sizeof(c->uc_link_why),
-			 "the probe's child was killed by signal %d at the "
-			 "probed call (a uprobe under an emulator?)",
-			 WTERMSIG(st));
-	else if (!err && bpf_map_lookup_elem(map_fd, &key, hits))
-		err = -errno;
-	close(link);
-	return err;
-}
-
-static int probe_once(struct umulti_caps *c)
-{
-	int map_fd, prog_fd = -1, err;
-	uint64_t off, hits = 0;
-
-	err = procmaps_self_offset((const void *)umulti_probe_target, &off);
-	if (err)
-		return err;
-	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pc_probe_cnt", 4, 8, 1,
-				NULL);
-	if (map_fd < 0)
-		return -errno;
-	prog_fd = load_counter(map_fd);
-	if (prog_fd < 0) {
-		snprintf(c->uc_link_why, sizeof(c->uc_link_why),
-			 "kprobe program with expected_attach_type "
-			 "BPF_TRACE_UPROBE_MULTI refused: %s", pc_strerror(-prog_fd));
-		close(map_fd);
-		return 0;
-	}
-	err = run_child(prog_fd, map_fd, off, c, &hits);
-	close(prog_fd);
-	close(map_fd);
-	if (err || c->uc_link_why[0])
-		return err;
-	c->uc_link = hits >= 1;
-	c->uc_pid = hits == 2;
-	if (!c->uc_link)
-		snprintf(c->uc_link_why, sizeof(c->uc_link_why),
-			 "uprobe_multi link made, but the probed call was not seen");
-	else if (hits == 1)
-		snprintf(c->uc_pid_why, sizeof(c->uc_pid_why),
-			 "with a pid, a hit in a second thread of that process "
-			 "was lost (filter by thread, fixed in Linux 6.10)");
-	else if (hits != 2)
-		snprintf(c->uc_pid_why, sizeof(c->uc_pid_why),
-			 "with a pid, %llu hits counted for 2 calls",
-			 (unsigned long long)hits);
-	return 0;
-}
-
-int umulti_probe(struct umulti_caps *c)
-{
-	static struct umulti_caps cache;
-	static int done, err;
-
-	if (!done) {
-		err = probe_once(&cache);
-		done = 1;
-	}
-	*c = cache;
-	if (!c->uc_link && !c->uc_pid_why[0])
-		snprintf(c->uc_pid_why, sizeof(c->uc_pid_why),
-			 "no uprobe_multi link: %s", c->uc_link_why);
-	return err;
-}
-
 /* ---- the attach mode ---------------------------------------------------- */
 
+/* The registry decides (features_multi.c): a link, and whether its pid
+ * filter sees every thread. */
 static int multi_caps(char *why, size_t len)
 {
-	struct umulti_caps c;
-	int err = umulti_probe(&c);
-
-	if (err) {
-		snprintf(why, len, "the uprobe_multi probe could not run: %s",
-			 pc_strerror(-err));
-		return err;
-	}
-	if (!c.uc_link) {
-		snprintf(why, len, "%s", c.uc_link_why);
+	if (!feature_has(FEATURE_UPROBE_MULTI, why, len))
 		return -EOPNOTSUPP;
-	}
-	snprintf(why, len, "%s", c.uc_pid_why);
-	return ATTACH_CAP_BATCH | (c.uc_pid ? ATTACH_CAP_PID_ALL : 0);
+	if (feature_has(FEATURE_UPROBE_MULTI_PID, why, len))
+		return ATTACH_CAP_BATCH | ATTACH_CAP_PID_ALL;
+	return ATTACH_CAP_BATCH;
 }
 
 static void group_error(const struct site *l, uint32_t cnt, int err)

@@ -1,6 +1,7 @@
 /*
  * attach_multi.h — uprobe_multi links (Linux 6.6) through the raw bpf(2)
- * syscall: every site of one object in one BPF link.
+ * syscall: every site of one object in one BPF link.  Whether the kernel
+ * has them: features.h (uprobe_multi, uprobe_multi_pid).
  */
 #ifndef PC_ATTACH_MULTI_H
 #define PC_ATTACH_MULTI_H
@@ -24,24 +25,5 @@
 int umulti_link_create(int prog_fd, const char *path, const uint64_t *offs,
 		       const uint64_t *ref_ctr_offs, const uint64_t *cookies,
 		       uint32_t cnt, int retprobe, pid_t pid);
-
-/* What umulti_probe found; a *_why says what failed when a flag is 0. */
-struct umulti_caps {
-	int  uc_link;           /* a link is made and its uprobe fires */
-	int  uc_pid;            /* with a pid, every thread of it is seen */
-	char uc_link_why[160];
-	char uc_pid_why[200];
-};
-
-/*
- * Probe by behaviour, never by version: a throw-away counting program is
- * attached by one uprobe_multi link, filtered on a forked child of ours,
- * at a function of our own executable; the child calls it from its main
- * thread and from a second thread.  Main thread seen: uc_link; both seen:
- * uc_pid (before Linux 6.10 the link's filter compared threads, not
- * processes, and the second thread's hit was lost).  Results are cached
- * for the process.  0, or -errno when the probe itself could not run.
- */
-int umulti_probe(struct umulti_caps *c);
 
 #endif

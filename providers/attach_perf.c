@@ -13,19 +13,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "features.h"
 #include "log.h"
 #include "uprobe_pmu.h"
 
+/* The registry's uprobe_pmu row (features_sys.c). */
 static int perf_caps(char *why, size_t len)
 {
-	int type = uprobe_pmu_type();
-
-	if (type < 0) {
-		snprintf(why, len, "no uprobe PMU: %s: %s (CONFIG_UPROBE_EVENTS, "
-			 "Linux 4.17+)", UPROBE_PMU_TYPE_PATH, pc_strerror(-type));
-		return type;
-	}
-	return 0;
+	return feature_has(FEATURE_UPROBE_PMU, why, len) ? 0 : -EOPNOTSUPP;
 }
 
 /*

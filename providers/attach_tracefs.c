@@ -54,6 +54,7 @@
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "attach_tracefs.h"
+#include "features.h"
 #include "log.h"
 
 /*
@@ -165,6 +166,7 @@ int tfs_item_remove(const char *name)
 
 static int tfs_init(void)
 {
+	char why[256];
 	int err;
 
 	if (tfs.tf_init)
@@ -173,12 +175,10 @@ static int tfs_init(void)
 	if (err)
 		return err;
 	tfs_group_name(&tfs.tf_self, tfs.tf_group, sizeof(tfs.tf_group));
-	if (access(tfs_root(), W_OK)) {
-		err = -errno;
-		pc_err("tracefs: '%s/uprobe_events': %s (is tracefs mounted? "
-		       "mount -t tracefs nodev /sys/kernel/tracing)", tfs_root(),
-		       pc_strerror(-err));
-		return err;
+	if (!feature_has(FEATURE_TRACEFS, why, sizeof(why))) {
+		pc_err("tracefs: %s; to mount it: mount -t tracefs nodev "
+		       "/sys/kernel/tracing", why);
+		return -EOPNOTSUPP;
 	}
 	tfs.tf_init = 1;
 	return 0;
@@ -468,17 +468,11 @@ void tfs_release(struct tfs_entry **ents, size_t n)
 
 /* ---- the attach mode ---------------------------------------------------- */
 
+/* The registry's tracefs row (features_sys.c): uprobe_events writable. */
 static int tfs_caps(char *why, size_t len)
 {
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/uprobe_events", tfs_root());
-	if (access(path, W_OK)) {
-		int err = errno;
-
-		snprintf(why, len, "'%s': %s", path, pc_strerror(err));
-		return -err;
-	}
+	if (!feature_has(FEATURE_TRACEFS, why, len))
+		return -EOPNOTSUPP;
 	return ATTACH_CAP_NAMED;
 }
 

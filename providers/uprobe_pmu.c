@@ -9,7 +9,9 @@
  * ref_ctr_offset, "config:32-63"; the kernel then increments the counter
  * in every mm where it installs the breakpoint and decrements it on removal,
  * including processes that map the object later.  We read the bit
- * positions from sysfs rather than assuming them.
+ * positions from sysfs rather than assuming them.  Whether the PMU and
+ * its ref_ctr_offset field are there is the feature registry's (rows
+ * uprobe_pmu and ref_ctr_offset); this file only uses them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include "features.h"
 #include "log.h"
 #include "uprobe_pmu.h"
 
@@ -39,19 +42,14 @@ static int read_small_file(const char *path, char *buf, size_t len)
 	return 0;
 }
 
+/* Read at every use: the decision that the PMU is there, and its cache,
+ * are the feature registry's (features_sys.c). */
 int uprobe_pmu_type(void)
 {
-	static int type = -1;
 	char buf[32];
-	int err;
+	int err = read_small_file(UPROBE_PMU_TYPE_PATH, buf, sizeof(buf));
 
-	if (type >= 0)
-		return type;
-	err = read_small_file(PMU_DIR "/type", buf, sizeof(buf));
-	if (err)
-		return err;
-	type = atoi(buf);
-	return type;
+	return err ? err : atoi(buf);
 }
 
 /* "config:32-63" or "config:0" -> lowest bit; -ENOENT if absent. */
@@ -71,42 +69,50 @@ int uprobe_pmu_bit(const char *field, int *lo)
 	return 0;
 }
 
-/* Format bits, read once: -1 when the kernel lacks the field. */
-static int cached_bit(const char *field, int *cache)
+/* The config bits of a uretprobe and of a semaphore's offset. */
+static int config_bits(const char *path, uint64_t ref_ctr_off, int retprobe,
+		       __u64 *config)
 {
-	int bit;
+	char why[256];
+	int bit, err;
 
-	if (*cache == -2)
-		*cache = uprobe_pmu_bit(field, &bit) ? -1 : bit;
-	return *cache;
+	*config = 0;
+	if (retprobe) {
+		if (uprobe_pmu_bit("retprobe", &bit))
+			return -EOPNOTSUPP;
+		*config |= 1ULL << bit;
+	}
+	if (ref_ctr_off) {
+		if (!feature_has(FEATURE_REF_CTR_OFFSET, why, sizeof(why))) {
+			pc_err("uprobe: cannot enable the semaphore at offset "
+			       "0x%llx of '%s': %s",
+			       (unsigned long long)ref_ctr_off, path, why);
+			return -EOPNOTSUPP;
+		}
+		if ((err = uprobe_pmu_bit("ref_ctr_offset", &bit)))
+			return err;
+		*config |= ref_ctr_off << bit;
+	}
+	return 0;
 }
 
 int uprobe_pmu_open(const char *path, uint64_t off, uint64_t ref_ctr_off,
 		    int retprobe, pid_t pid)
 {
-	static int retprobe_bit = -2, ref_ctr_bit = -2;
 	struct perf_event_attr attr;
-	int type = uprobe_pmu_type(), bit, fd;
+	int type, fd, err;
 
+	if (!feature_has(FEATURE_UPROBE_PMU, NULL, 0))
+		return -ENOENT;         /* the registry's reason names the file */
+	type = uprobe_pmu_type();
 	if (type < 0)
 		return type;
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = type;
-	if (retprobe) {
-		if ((bit = cached_bit("retprobe", &retprobe_bit)) < 0)
-			return -EOPNOTSUPP;
-		attr.config |= 1ULL << bit;
-	}
-	if (ref_ctr_off) {
-		if ((bit = cached_bit("ref_ctr_offset", &ref_ctr_bit)) < 0) {
-			pc_err("uprobe: kernel lacks ref_ctr_offset (Linux 4.20+): "
-			       "cannot enable the semaphore at offset 0x%llx of '%s'",
-			       (unsigned long long)ref_ctr_off, path);
-			return -EOPNOTSUPP;
-		}
-		attr.config |= ref_ctr_off << bit;
-	}
+	err = config_bits(path, ref_ctr_off, retprobe, &attr.config);
+	if (err)
+		return err;
 	attr.uprobe_path = (uint64_t)(uintptr_t)path;
 	attr.probe_offset = off;
 	attr.sample_period = 1;

@@ -28,7 +28,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 
 # fxa: FXA (the executable, provider fxatt) and FXALIB (the library,
 # provider fxattlib), or SKIP with what is missing.

@@ -28,7 +28,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root bpf ref_ctr)
+PC_REQUIRES=(root bpf ref_ctr_offset)
 
 FXV=${PC_ATTACHPATHS_VARIANT:-gcc_O2_pie}
 

@@ -29,7 +29,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf btf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf btf)
 
 # perf_fds PID: perf events PID holds.
 perf_fds() {

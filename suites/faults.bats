@@ -46,7 +46,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 
 NSITES=10
 # libbpf attaches a program to a perf event with a BPF link where the

@@ -5,9 +5,15 @@
 # capability probed "no" into SKIPs, so a broken probe would otherwise
 # pass every suite with fewer tests run.
 #
+# The capabilities are the rows of the tracer's feature registry
+# (providers/features.h); a row travels from its table to `probecheck
+# features`, the run's capability file (harness/lib/caps.bash) and
+# RESULTS.md with nothing else to change, as the fake row shows.
+#
 # bats file_tags=features
 
 load helpers/common
+load helpers/results
 
 PC_REQUIRES=(root)
 
@@ -92,7 +98,7 @@ deny() {
 		fail "site or reason not named: $stderr"
 }
 
-@test "no uprobe PMU (sysfs hidden in a mount namespace, as before 4.17): features says so, --attach=perf fails naming the file and errno, auto still traces exactly" {
+@test "no uprobe PMU (sysfs hidden in a mount namespace, as before 4.17): features says so, --attach=perf fails with the same reason, naming the file, auto still traces exactly" {
 	requires bpf cmd:unshare
 	local fx o t
 	fx=$(fx_bin gcc_O2_pie)
@@ -103,7 +109,7 @@ deny() {
 	assert_line uprobe_pmu=0
 	assert_line --partial 'uprobe_pmu_why=no uprobe PMU (/sys/bus/event_source/devices/uprobe/type missing'
 	run -1 --separate-stderr pc trace --attach=perf -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
-	[[ $stderr == *"no uprobe PMU: /sys/bus/event_source/devices/uprobe/type: No such file or directory"* ]] ||
+	[[ $stderr == *"--attach=perf does not work on this kernel: no uprobe PMU (/sys/bus/event_source/devices/uprobe/type missing: CONFIG_UPROBE_EVENTS, Linux 4.17+)"* ]] ||
 		fail "file or reason not named: $stderr"
 	pc trace --json -c "$fx --oracle $o fire:fx:a1:2" "usdt:$fx:fx:a1" >"$t" 2>"$t.err" ||
 		fail "trace exited $?: $(tail -n 3 "$t.err")"
@@ -121,4 +127,51 @@ deny() {
 		fail "trace -p exited $?: $(tail -n 3 "$t.p.err")"
 	wait "$writer"
 	assert_oracle "$o.p" "$t.p"
+}
+
+# The capability keys the suites name: every word of a `requires` line
+# or a PC_REQUIRES list that is not cmd:, file: or tracer:, and every
+# pc_cap argument (comments aside).
+required_keys() {
+	local f=$PROBECHECK_ROOT/suites
+	{
+		grep -rhoE '^[[:space:]]*requires( +[^;|&#}]+)' "$f" --include='*.bats' --include='*.bash' |
+			sed -E 's/^[[:space:]]*requires//'
+		grep -rhoE 'PC_REQUIRES=\([^)]*\)' "$f" --include='*.bats' | sed -E 's/PC_REQUIRES=\(|\)//g'
+		grep -rhE '^[^#]*pc_cap [a-z]' "$f" --include='*.bats' --include='*.bash' |
+			grep -oE 'pc_cap [a-z_0-9]+' | sed 's/pc_cap //'
+	} | tr ' \t' '\n\n' | grep -E '^[a-z][a-z0-9_]*$' | sort -u
+}
+
+@test "every capability a suite requires is a row of 'probecheck features' (one key per capability)" {
+	local k keys missing=()
+	run -0 pc features
+	keys=$(required_keys)
+	[[ $keys == *ref_ctr_offset* && $keys == *uprobe_pmu* ]] || fail "keys not found in the suites: $keys"
+	for k in $keys; do
+		grep -qE "^$k=[01]$" <<<"$output" || missing+=("$k")
+	done
+	((${#missing[@]} == 0)) || fail "required, but not a row of 'probecheck features': ${missing[*]}"
+}
+
+@test "a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities" {
+	requires cmd:python3
+	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE)'
+	export PROBECHECK_FEATURE_FAKE=pc_fake_row
+	run -0 pc features
+	assert_line pc_fake_row=0
+	assert_line "pc_fake_row_why=$why"
+	# the capability file, written as run-suites writes it
+	mkdir -p "$d/run"
+	pc_caps_probe "$d/run/caps" || fail "pc_caps_probe failed"
+	grep -qx 'pc_fake_row=0' "$d/run/caps" || fail "not in the capability file: $(cat "$d/run/caps")"
+	grep -qxF "pc_fake_row_why=$why" "$d/run/caps" || fail "no reason in the capability file: $(cat "$d/run/caps")"
+	# RESULTS.md of a results directory whose run/caps holds it
+	unset PROBECHECK_FEATURE_FAKE
+	echo "$(uname -r)" >"$d/run/kernel"
+	: >"$d/run/kernel-findings.txt"
+	hsuite "$d" s <<<$'1..1\nok 1 fine'
+	run -0 report results "$d" 10
+	assert_line --regexp '^- Capabilities: (.*, )?pc_fake_row no(, |$)'
+	assert_line --regexp '^- Capabilities: (.*, )?ref_ctr_offset (yes|no)(, |$)'
 }

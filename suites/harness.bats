@@ -377,10 +377,13 @@ nested_run() {
 	assert_line "ok 1 t6 # skip requires uprobe_pmu: no uprobe PMU (test)"
 }
 
-@test "the capability file of this run has every capability probed" {
+@test "the capability file of this run has every row of 'probecheck features'" {
+	local c rows
 	caps=$(pc_caps_file)
-	for c in root uprobe_pmu ref_ctr btf tracefs bpf uprobe_multi; do
-		grep -qE "^$c=[01]$" "$caps"
+	run -0 pc features
+	rows=$(sed -n 's/^\([a-z][a-z0-9_]*\)=[01]$/\1/p' <<<"$output")
+	for c in $rows root uprobe_pmu ref_ctr_offset btf tracefs bpf uprobe_multi; do
+		grep -qE "^$c=[01]$" "$caps" || fail "no $c in $caps"
 	done
 	grep -q "^kernel=$(uname -r)$" "$caps"
 }

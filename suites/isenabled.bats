@@ -13,7 +13,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 
 FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 

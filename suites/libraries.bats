@@ -15,7 +15,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf btf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf btf)
 
 FXV=${PC_LIB_VARIANT:-gcc_O2_pie}
 FXV2=${PC_LIB_VARIANT2:-clang_O0_pie}

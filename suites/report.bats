@@ -17,18 +17,6 @@ load helpers/common
 load helpers/results
 PC_REQUIRES=(cmd:python3)
 
-# hsuite D SUITE [STATUS]: SUITE's TAP (stdin) in a host results directory
-# D (make check's layout), with its suites.tsv row.
-hsuite() {
-	local st
-	mkdir -p "$1"
-	[[ -f $1/suites.tsv ]] || printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\tkernel\n' >"$1/suites.tsv"
-	cat >"$1/$2.tap"
-	: >"$1/$2.harness"
-	st=${3:-$(grep -q '^not ok' "$1/$2.tap" && echo 1 || echo 0)}
-	printf '%s\t-\t-\t-\t2\t%s\t-\n' "$2" "$st" >>"$1/suites.tsv"
-}
-
 # cls D SUITE TEST: the outcome cell and reason report classify gives.
 cls() {
 	report classify "$1" | awk -F'\t' -v s="$2" -v t="$3" '$1 == s && $2 == t { print $3 "|" $4 }'

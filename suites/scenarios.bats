@@ -14,7 +14,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf btf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf btf)
 
 FXV=${PC_SCENARIO_VARIANT:-gcc_O2_pie}
 

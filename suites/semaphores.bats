@@ -22,7 +22,7 @@
 
 load helpers/common
 
-PC_REQUIRES=(root uprobe_pmu ref_ctr bpf)
+PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 
 # The variant the scenario tests use; the variants test runs them all.
 FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}

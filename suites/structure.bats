@@ -347,4 +347,84 @@ copy_tree() {
 	checklists: README.md: link 'docs/attach-modes.md#the-mode': no heading #the-mode in docs/attach-modes.md
 	checklists: docs/testing.md: cites *pipeline*: "no such test, planted": no such test in suites/pipeline.bats
 	EOF
+
+# What probing the kernel or the machine looks like, as triples
+# SIGNATURE (grep -E), FILES ALSO ALLOWED (a regex on the path; '' none),
+# WHAT.  Each is a primitive a registry probe uses (providers/features*.c);
+# the PMU's own file (uprobe_pmu.[ch]) reads its sysfs files as the
+# mechanism, the only exception.  A signature that matched nothing on the
+# tree before the registry would prove nothing: each matched one of the
+# seven places that probed on their own (attach.c, attach_multi.c,
+# attach_perf.c, attach_tracefs.c, uprobe_pmu.c, harness/cli's
+# cmd_features.c and features_x86.c, harness/lib/caps.bash).
+PROBE_SIGS=(
+	'helper_loads\(|bpf_prog_load\(|bpf_map_create\(' ''
+	'makes a BPF program or map outside the skeleton (a feature probe)'
+	'btf__load_vmlinux_btf|/sys/kernel/btf/vmlinux' ''
+	"reads the kernel's BTF"
+	'BPF_FUNC_get_attach_cookie|BPF_FUNC_find_vma|"bpf_preempt_disable"' ''
+	'looks for a BPF helper or kfunc'
+	'uprobe_pmu_(type|bit)\(|devices/uprobe' '^providers/uprobe_pmu\.[ch]$'
+	"reads the uprobe PMU's sysfs files"
+	'W_OK|\[\[ -[rwx] [^]]*(uprobe_events|/sys/kernel/btf|devices/uprobe)|/proc/filesystems' ''
+	'tests whether a kernel file is there or writable'
+	'syscall\((335|336)|uprobes-trampoline' ''
+	'tries the uprobe syscalls or their trampoline'
+	'geteuid\(\) *== *0|!geteuid\(\)|\$\(id -u\)|\bEUID\b' ''
+	'checks for root'
+	'bpftool +[a-z]+ +show +>/dev/null' ''
+	'runs bpftool for its exit status (a probe of the bpf syscall)'
+)
+
+# probe_sites ROOT: every line of ROOT's providers/, harness/cli/ and
+# harness/lib/ that probes outside the registry, as "FILE:LINE: WHAT".
+probe_sites() {
+	local root=$1 i hit f
+	for ((i = 0; i < ${#PROBE_SIGS[@]}; i += 3)); do
+		while IFS= read -r hit; do
+			[[ -n $hit ]] || continue
+			f=${hit#"$root/"} f=${f%%:*}
+			[[ $f == providers/features*.[ch] ]] && continue
+			[[ -n ${PROBE_SIGS[i + 1]} && $f =~ ${PROBE_SIGS[i + 1]} ]] && continue
+			printf '%s:%s: %s\n' "$f" "$(cut -d: -f2 <<<"${hit#"$root/"}")" "${PROBE_SIGS[i + 2]}"
+		done < <(grep -rnE --include='*.c' --include='*.h' --include='*.bash' \
+			"${PROBE_SIGS[i]}" "$root/providers" "$root/harness/cli" "$root/harness/lib" 2>/dev/null)
+	done
+}
+
+@test "feature registry: nothing in providers/, harness/cli/ or harness/lib/ probes the kernel outside providers/features*.c" {
+	run -0 probe_sites "$PROBECHECK_ROOT"
+	assert_output ''
+}
+
+@test "feature registry: the check above names a probe planted outside the registry, not the registry's own or the PMU's mechanism" {
+	d=$BATS_TEST_TMPDIR/t
+	tree "$d" providers/features_bpf.c 'struct btf *b = btf__load_vmlinux_btf();'
+	tree "$d" providers/uprobe_pmu.c 'int t = uprobe_pmu_type();'
+	tree "$d" providers/attach_new.c '/* ok */' 'if (helper_loads(BPF_FUNC_find_vma))'
+	tree "$d" harness/cli/cmd_x.c 'int t = uprobe_pmu_type();'
+	tree "$d" harness/lib/caps.bash 'bpftool prog show >/dev/null 2>&1 && ok=1' '[[ $(id -u) == 0 ]]'
+	run -0 probe_sites "$d"
+	assert_output - <<-'OUT'
+	providers/attach_new.c:2: makes a BPF program or map outside the skeleton (a feature probe)
+	providers/attach_new.c:2: looks for a BPF helper or kfunc
+	harness/cli/cmd_x.c:1: reads the uprobe PMU's sysfs files
+	harness/lib/caps.bash:2: checks for root
+	harness/lib/caps.bash:1: runs bpftool for its exit status (a probe of the bpf syscall)
+	OUT
+}
+
+@test "mutation map: every providers/ source file has a row in ci/mutate-suites (a new file would be mutated against the unit tests alone)" {
+	local f glob ok missing=()
+	cd "$PROBECHECK_ROOT"
+	for f in providers/*.c providers/bpf/*.bpf.c; do
+		ok=0
+		while IFS=$'\t' read -r glob _; do
+			[[ -z $glob || $glob == '#'* ]] && continue
+			# shellcheck disable=SC2053  # the glob is a pattern
+			[[ $f == $glob ]] && { ok=1; break; }
+		done <ci/mutate-suites
+		((ok)) || missing+=("$f")
+	done
+	((${#missing[@]} == 0)) || fail "no row in ci/mutate-suites: ${missing[*]}"
 }

@@ -159,7 +159,7 @@ pid_provider() {
 }
 
 @test "tracefs: exact events, semaphores set through (0xREFCTR), entries probecheck_PID_START/p_DEV_INO_OFF while tracing, gone with the record after a normal exit" {
-	requires ref_ctr
+	requires ref_ctr_offset
 	use_fixture
 	unset PROBECHECK_STASH      # the default stash, /run/probecheck
 	fifos 1
@@ -204,7 +204,7 @@ pid_provider() {
 }
 
 @test "tracefs: two tracers on one process and site each have their own entry; stopping one leaves the other's entry and events; then nothing is left" {
-	requires ref_ctr
+	requires ref_ctr_offset
 	use_fixture
 	own_stash
 	fifos 2
@@ -275,7 +275,7 @@ pid_provider() {
 }
 
 @test "tracefs: after SIGKILL of the tracer its entries and record remain; probecheck cleanup removes both and says so" {
-	requires ref_ctr
+	requires ref_ctr_offset
 	use_fixture
 	own_stash
 	fifos 2
@@ -347,7 +347,7 @@ pid_provider() {
 }
 
 @test "tracefs: a site the kernel refuses part way through (same address, other semaphore, held by another tracer) leaves nothing of that tracer; the first keeps working" {
-	requires ref_ctr "file:$PC_FIXTURES/fx_attachfail"
+	requires ref_ctr_offset "file:$PC_FIXTURES/fx_attachfail"
 	own_stash
 	local FXA=$PC_FIXTURES/fx_attachfail g1 e1 pid2
 	fifos 1

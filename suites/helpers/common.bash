@@ -111,7 +111,9 @@ _pc_log_file() {
 # Capabilities.
 
 # requires CAP...: SKIP this test unless every capability is there.
-#   root uprobe_pmu ref_ctr btf tracefs bpf uprobe_multi   (probed once)
+#   KEY                 a row of `probecheck features` (providers/features.h:
+#                       root uprobe_pmu ref_ctr_offset btf tracefs bpf
+#                       uprobe_multi ...), probed once per run (caps.bash)
 #   cmd:NAME                                  NAME is on PATH
 #   file:PATH                                 PATH exists (e.g. a fixture)
 #   tracer:CLAIM                              the tracer under test claims it
@@ -137,7 +139,7 @@ requires() {
 			[[ $line == "$cap="* ]] && v=${line#*=}
 			[[ $line == "${cap}_why="* ]] && why=${line#*=}
 		done <"$caps"
-		[[ -n $v ]] || { fail "requires: unknown capability '$cap' (see harness/lib/caps.bash)"; return 1; }
+		[[ -n $v ]] || { fail "requires: unknown capability '$cap' (not a row of 'probecheck features': providers/features.h)"; return 1; }
 		[[ $v == 1 ]] || skip "requires $cap: ${why:-not available}"
 	done
 }

@@ -1,11 +1,24 @@
 # results.bash — synthetic results for the tests of the reporting module
-# (suites/matrix.bats, suites/report.bats): matrix and kernel directories,
-# TAP as bats prints it, a kernel-issues list of their own.
+# (suites/matrix.bats, suites/report.bats; suites/features.bats for a
+# capability's way into RESULTS.md): host results, matrix and kernel
+# directories, TAP as bats prints it, a kernel-issues list of their own.
 #
 # Loaded after helpers/common.  Every builder writes what the real runner
 # writes (harness/run/run-suites, run-unit, vm-run, matrix), no more.
 
 report() { "$PROBECHECK_ROOT/harness/report/report" "$@"; }
+
+# hsuite D SUITE [STATUS]: SUITE's TAP (stdin) in a host results directory
+# D (make check's layout), with its suites.tsv row.
+hsuite() {
+	local st
+	mkdir -p "$1"
+	[[ -f $1/suites.tsv ]] || printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\tkernel\n' >"$1/suites.tsv"
+	cat >"$1/$2.tap"
+	: >"$1/$2.harness"
+	st=${3:-$(grep -q '^not ok' "$1/$2.tap" && echo 1 || echo 0)}
+	printf '%s\t-\t-\t-\t2\t%s\t-\n' "$2" "$st" >>"$1/suites.tsv"
+}
 
 # The tests judge against their own list (set by results_setup), so a
 # change of ci/kernel-issues cannot change what they expect.

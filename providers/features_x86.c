@@ -1,12 +1,13 @@
 /*
- * features_x86.c — what the x86 kernel does with a uprobe beyond the
- * breakpoint, probed by behaviour in forked children, never by version.
+ * features_x86.c — registry rows (features.h) of what the x86 kernel does
+ * with a uprobe beyond the breakpoint, probed by behaviour in forked
+ * children, never by version.
  *
  *   uretprobe_syscall  syscall 335 exists (6.11, ff474a78cef5): the return
  *                      trampoline enters the kernel through it, so a
  *                      seccomp filter sees it (passed through since 6.14)
- *   uprobe_syscall     syscall 336 exists (6.18): the optimized-uprobe
- *                      trampoline's way in
+ *   uprobe_syscall     syscall 336 exists (6.18, 56101b69c919): the
+ *                      optimized-uprobe trampoline's way in
  *   uprobe_optimize    a uprobe on a 5-byte nop (0f 1f 44 00 00) is
  *                      rewritten into a CALL into a [uprobes-trampoline]
  *                      mapping after it was hit (6.18, ba2bfc97b462); the
@@ -221,32 +222,24 @@ static int probe_insn(void (*fn)(void), char *why, size_t len)
 	return 0;
 }
 
-static void report(const char *key, int r, const char *why)
+/* uretprobe_syscall (335), uprobe_syscall (336). */
+int feature_probe_x86_syscall(enum feature_id id, char *why, size_t len)
 {
-	printf("%s=%d\n", key, r > 0);
-	if (r < 0)
-		printf("%s_why=the probe could not run: %s\n", key,
-		       pc_strerror(-r));
-	else if (!r)
-		printf("%s_why=%s\n", key, why);
+	return probe_syscall(id == FEATURE_URETPROBE_SYSCALL ? 335 : 336,
+			     why, len);
 }
 
-void features_x86(void)
+int feature_probe_uprobe_optimize(enum feature_id id, char *why, size_t len)
 {
-	char why[200] = "";
-	int r;
+	return probe_optimize(why, len);
+}
 
-	r = probe_syscall(335, why, sizeof(why));
-	report("uretprobe_syscall", r, why);
-	r = probe_syscall(336, why, sizeof(why));
-	report("uprobe_syscall", r, why);
-	r = probe_optimize(why, sizeof(why));
-	report("uprobe_optimize", r, why);
-	r = probe_insn(pc_feat_nop10_site, why, sizeof(why));
-	report("probe_nop10", r, why);
-	r = probe_insn(pc_feat_ds_site, why, sizeof(why));
-	report("probe_ds_prefix", r, why);
-	r = probe_insn(pc_feat_lock_site, why, sizeof(why));
-	report("probe_lock_prefix", r, why);
-	fflush(stdout);
+/* probe_nop10, probe_ds_prefix, probe_lock_prefix: one site each. */
+int feature_probe_x86_insn(enum feature_id id, char *why, size_t len)
+{
+	void (*site)(void) = id == FEATURE_PROBE_NOP10 ? pc_feat_nop10_site
+			   : id == FEATURE_PROBE_DS_PREFIX ? pc_feat_ds_site
+			   : pc_feat_lock_site;
+
+	return probe_insn(site, why, len);
 }

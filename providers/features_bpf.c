@@ -1,0 +1,108 @@
+/*
+ * features_bpf.c — registry rows (features.h) the bpf(2) system call and
+ * the kernel's BTF answer: bpf, bpf_cookie, bpf_find_vma and
+ * bpf_preempt_disable.  By behaviour where a throw-away object can show
+ * it; from the kernel's BTF where a behaviour probe would need a program
+ * of its own (bpf_find_vma's callback) or a BTF id anyway (a kfunc).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "features.h"
+#include "log.h"
+
+/* A one-element array map: what every session makes first. */
+int feature_probe_bpf(enum feature_id id, char *why, size_t len)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	snprintf(why, len, "bpf syscall refused (BPF_MAP_CREATE of an array "
+		 "map: %s; %s)", pc_strerror(errno), feature_needs(id));
+	return 0;
+}
+
+/* Does a kprobe-type program calling helper @func load?  By behaviour:
+ * r1 (the context) is passed on, the result dropped.  No verifier log
+ * (valgrind cannot see the kernel write one). */
+static int helper_loads(int func)
+{
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_JMP | BPF_CALL, .imm = func },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", prog, 3, NULL);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+int feature_probe_bpf_cookie(enum feature_id id, char *why, size_t len)
+{
+	if (helper_loads(BPF_FUNC_get_attach_cookie))
+		return 1;
+	snprintf(why, len, "bpf_get_attach_cookie not allowed in kprobe "
+		 "programs (%s): a program calling it did not load",
+		 feature_needs(id));
+	return 0;
+}
+
+static int has_enum_value(const struct btf *btf, const char *type,
+			  const char *value)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	const struct btf_type *t;
+	const struct btf_enum *e;
+
+	if (id <= 0)
+		return 0;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, e[i].name_off), value))
+			return 1;
+	return 0;
+}
+
+/*
+ * bpf_find_vma and bpf_preempt_disable, in one read of the kernel's BTF
+ * (about 9 ms here: only when a decision needs one of them).
+ */
+int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char fv_why[120], pd_why[120];
+	int fv, pd;
+
+	if (!btf) {
+		int err = errno ? -errno : -ENOENT;
+
+		feature_note(FEATURE_BPF_FIND_VMA, err, NULL);
+		feature_note(FEATURE_BPF_PREEMPT_DISABLE, err, NULL);
+		return err;
+	}
+	fv = has_enum_value(btf, "bpf_func_id", "BPF_FUNC_find_vma");
+	pd = btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) > 0;
+	btf__free(btf);
+	snprintf(fv_why, sizeof(fv_why), "the kernel's BTF has no "
+		 "BPF_FUNC_find_vma in enum bpf_func_id (%s)",
+		 feature_needs(FEATURE_BPF_FIND_VMA));
+	snprintf(pd_why, sizeof(pd_why), "the kernel's BTF has no kfunc "
+		 "bpf_preempt_disable (%s)",
+		 feature_needs(FEATURE_BPF_PREEMPT_DISABLE));
+	feature_note(FEATURE_BPF_FIND_VMA, fv, fv_why);
+	feature_note(FEATURE_BPF_PREEMPT_DISABLE, pd, pd_why);
+	snprintf(why, len, "%s", id == FEATURE_BPF_FIND_VMA ? fv_why : pd_why);
+	return id == FEATURE_BPF_FIND_VMA ? fv : pd;
+}

@@ -1,0 +1,91 @@
+/*
+ * features_sys.c — registry rows (features.h) the file system and the
+ * process answer: root, btf, tracefs, and the uprobe PMU with its
+ * ref_ctr_offset format field.  Each probe answers 1, or 0 with the
+ * reason; the kernel version each needs is the table's (features.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "features.h"
+#include "log.h"
+#include "uprobe_pmu.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
+int feature_probe_root(enum feature_id id, char *why, size_t len)
+{
+	uid_t uid = geteuid();
+
+	if (!uid)
+		return 1;
+	snprintf(why, len, "not running as root (uid %u)", (unsigned)uid);
+	return 0;
+}
+
+/* Readable, not parsed: features_bpf.c reads what the tracer needs. */
+int feature_probe_btf(enum feature_id id, char *why, size_t len)
+{
+	if (!access(VMLINUX_BTF, R_OK))
+		return 1;
+	if (errno == ENOENT)
+		snprintf(why, len, "no kernel BTF (%s missing)", VMLINUX_BTF);
+	else
+		snprintf(why, len, "no kernel BTF (%s: %s)", VMLINUX_BTF,
+			 pc_strerror(errno));
+	return 0;
+}
+
+/*
+ * uprobe_events writable, where attach_tracefs.c looks for it (tfs_root).
+ * access(), not open(): a trace's first open of uprobe_events is its
+ * first entry's, after the stash record (tracefs.bats stops the tracer
+ * there).
+ */
+int feature_probe_tracefs(enum feature_id id, char *why, size_t len)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/uprobe_events",
+		"/sys/kernel/debug/tracing/uprobe_events",
+	};
+	int err;
+
+	if (!access(paths[0], W_OK))
+		return 1;
+	err = errno;
+	/* The debugfs path only where the first is missing, as tfs_root. */
+	if (err == ENOENT && !access(paths[1], W_OK))
+		return 1;
+	snprintf(why, len, "%s: %s (tracefs not mounted, or no "
+		 "CONFIG_UPROBE_EVENTS)", paths[0], pc_strerror(err));
+	return 0;
+}
+
+/* The PMU's sysfs type file, which perf_event_open needs (uprobe_pmu.c). */
+int feature_probe_uprobe_pmu(enum feature_id id, char *why, size_t len)
+{
+	int type = uprobe_pmu_type();
+
+	if (type >= 0)
+		return 1;
+	if (type == -ENOENT)
+		snprintf(why, len, "no uprobe PMU (%s missing: %s)",
+			 UPROBE_PMU_TYPE_PATH, feature_needs(id));
+	else
+		snprintf(why, len, "no uprobe PMU (%s: %s: %s)",
+			 UPROBE_PMU_TYPE_PATH, pc_strerror(-type), feature_needs(id));
+	return 0;
+}
+
+/* The format field through which perf_event_open takes a semaphore's
+ * offset ("config:32-63"). */
+int feature_probe_ref_ctr_offset(enum feature_id id, char *why, size_t len)
+{
+	int lo, err = uprobe_pmu_bit("ref_ctr_offset", &lo);
+
+	if (!err)
+		return 1;
+	snprintf(why, len, "uprobe PMU has no format field ref_ctr_offset "
+		 "(%s; %s)", pc_strerror(-err), feature_needs(id));
+	return 0;
+}
