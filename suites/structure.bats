@@ -347,6 +347,7 @@ copy_tree() {
 	checklists: README.md: link 'docs/attach-modes.md#the-mode': no heading #the-mode in docs/attach-modes.md
 	checklists: docs/testing.md: cites *pipeline*: "no such test, planted": no such test in suites/pipeline.bats
 	EOF
+}
 
 # What probing the kernel or the machine looks like, as triples
 # SIGNATURE (grep -E), FILES ALSO ALLOWED (a regex on the path; '' none),
