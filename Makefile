@@ -162,6 +162,12 @@ $(O)/unit/test_fuzzreplay: UNIT_CPPFLAGS = -DPC_FUZZ_DIR='"$(abspath suites/fuzz
 include $(sort $(wildcard fixtures/*.mk))
 
 # ---- tests ----------------------------------------------------------------
+# Suites at once (harness/run/run-suites: each on its own copies; the
+# serial ones alone after).  Tests mostly wait (RCU grace periods at
+# detach, barriers, process start), so twice the cores keeps them busy;
+# JOBS=1 runs them one after another, with the same verdicts.
+JOBS     ?= $(shell echo $$(( $$(nproc) * 2 )))
+export PROBECHECK_JOBS := $(JOBS)
 BATS     ?= bats
 SUITES   ?= $(sort $(wildcard suites/*.bats))
 RESULTS_DIR := $(O)/results
