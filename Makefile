@@ -368,6 +368,22 @@ conformance: all
 	else echo "probecheck: RESULTS.md not rewritten (no make check results): see $(CONFORMANCE_DIR)/tracers.md"; fi; \
 	exit $$st
 
+# A benchmark, not a test (harness/run/bench): cost per hit as a ratio to
+# a system call, attach and detach per site, events per second, per attach
+# path and site kind, and for the other tracers; into $(O)/bench/host.
+# BENCH_KERNELS="NAME ..." (of ci/kernels, or specs) also in guests
+# (harness/kernels/bench-kernels: quick, ratios only under TCG) into
+# $(O)/bench/NAME.  After a `make check`, RESULTS.md gets the Cost section.
+BENCH_KERNELS ?=
+.PHONY: bench
+bench: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/bench -o $(O)/bench/host; st=$$?; \
+	if [ -n "$(BENCH_KERNELS)" ]; then \
+		PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/bench-kernels -o $(O)/bench $(BENCH_KERNELS) || st=1; \
+	fi; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ]; then $(MAKE) --no-print-directory results || st=1; fi; \
+	exit $$st
+
 # Fault injection: SOAK_N iterations per attach mode (make check runs a
 # sample of 5 per mode inside suites/faults.bats).
 SOAK_N ?= 200
@@ -403,6 +419,7 @@ help:
 	@echo '  sanitize     unit tests and every suite on an ASan+UBSan build ($(O)-san): 0 reports; into RESULTS.md'
 	@echo '  mutate       mutation testing of providers/: MUTANTS (100) mutants, unit tests + mapped suites, MUTATE_S (240) s each; score, survivors; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
+	@echo '  bench        cost per hit (x syscall), attach/detach per site, events/s, per path and kind; BENCH_KERNELS= in guests'
 	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
 	@echo '  flake        the suites FLAKE_N (20) times; lists every test whose outcome changed'
