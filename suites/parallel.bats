@@ -21,14 +21,15 @@ syn() {
 	} >"$f"
 }
 
-setup() {
-	pc_setup
+# prep: where the synthetic suites and their barrier files go.
+prep() {
 	S=$BATS_TEST_TMPDIR/syn SYNC=$BATS_TEST_TMPDIR/sync
 	mkdir -p "$S" "$SYNC"
 	export SYNC
 }
 
 @test "parallel suites: an extra uprobe on a suite's own fixture, and a tracer it leaves holding BPF objects, fail that suite's test and not the suite beside them" {
+	prep
 	# (printf: a line starting with @test here would be this file's test)
 	syn plant '@test "plants a uprobe on its own fixture" {' \
 		'	echo "p:pc_plant/ev $PC_FIXTURES/fx_gcc_O2_pie:0x1000" >>"$PC_TRACEFS/uprobe_events"' \
@@ -57,6 +58,7 @@ setup() {
 }
 
 @test "parallel suites: a BPF map nobody holds fails no suite's test but the run, naming the suites that ran together" {
+	prep
 	mkdir "$BATS_TEST_TMPDIR/bpffs"
 	mount -t bpf bpf "$BATS_TEST_TMPDIR/bpffs"
 	pc_on_teardown umount "$BATS_TEST_TMPDIR/bpffs"
