@@ -28,7 +28,7 @@ use_fixture() {
 	FX=$PC_FIXTURES/$FX_VARIANT
 	requires "file:$FX"
 	# Any instruction will do for an entry nobody enables: fx:a0's site.
-	OFF=$(readelf -nW "$FX" | awk '/Name: a0$/ { f = 1 } f && /Location:/ { sub(/,$/, "", $2); print $2; exit }')
+	OFF=$(pc_elf_notes "$FX" | awk '$2 == "a0" { print $3; exit }')
 	[[ -n $OFF ]] || fail "no fx:a0 note in '$FX'"
 }
 
