@@ -39,14 +39,6 @@ own_stash() {
 	pc_on_teardown rm -rf "$PROBECHECK_STASH"
 }
 
-start_of() {
-	local s
-	s=$(<"/proc/$1/stat") || return 1
-	s=${s##*) }
-	set -- $s
-	echo "${20}"
-}
-
 # ev KIND: an event name of the scheme for FX at OFF: KIND_DEV_INO_OFF.
 ev() {
 	printf '%s_%x_%x_%x\n' "$1" "$(stat -Lc %d "$FX")" "$(stat -Lc %i "$FX")" "$OFF"
@@ -89,13 +81,6 @@ dead_pid() {
 		[[ -e /proc/$p ]] || { echo "$p"; return 0; }
 	done
 	fail "dead_pid: no free pid near pid_max $max"
-}
-
-# kill_quietly PID
-kill_quietly() {
-	kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	return 0
 }
 
 @test "cleanup leaves a live tracer's entries and record alone, as does every probecheck start; they go when it exits" {

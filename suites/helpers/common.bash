@@ -53,6 +53,7 @@ PC_TOOLS=$PROBECHECK_BUILD/tools
 # The suite's own copy under run-suites (its own inodes: harness/run/run-suites).
 PC_FIXTURES=${PROBECHECK_FIXTURES:-$PROBECHECK_BUILD/fixtures}
 . "$_pc_helpers/tracer.bash"
+. "$_pc_helpers/fixtures.bash"
 . "$_pc_hlib/repro.bash"
 # How long a barrier or a kernel-side effect may take before we call it a
 # hang.  Generous: TCG guests are slow.
