@@ -72,7 +72,10 @@ BPF_OBJS   := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/bpf/%.bpf.o)
 SKELS      := $(BPF_SRCS:providers/bpf/%.bpf.c=$(O)/%.skel.h)
 CLI_SRCS   := $(wildcard harness/cli/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(O)/%.o)
-TOOL_SRCS  := $(filter-out %.bpf.c,$(wildcard harness/tools/*.c))
+# harness/tools/X.c is the tool X, but for the code the tools share.
+TOOL_LIB_SRCS := harness/tools/jsonl.c
+TOOL_LIB_OBJS := $(TOOL_LIB_SRCS:%.c=$(O)/%.o)
+TOOL_SRCS  := $(filter-out %.bpf.c $(TOOL_LIB_SRCS),$(wildcard harness/tools/*.c))
 TOOLS      := $(TOOL_SRCS:harness/tools/%.c=$(O)/tools/%)
 UNIT_SRCS  := $(wildcard suites/unit/test_*.c)
 UNITS      := $(UNIT_SRCS:suites/unit/%.c=$(O)/unit/%)
@@ -80,11 +83,11 @@ PROBECHECK := $(O)/probecheck
 
 # Skeletons are inputs of every object; keep them between builds.
 .SECONDARY: $(SKELS) $(BPF_OBJS) $(O)/vmlinux.h $(O)/tools/clobber.bpf.o $(O)/tools/clobber.skel.h \
-	    $(O)/tools/libbpf_usdt.bpf.o $(O)/tools/libbpf_usdt.skel.h
+	    $(O)/tools/libbpf_usdt.bpf.o $(O)/tools/libbpf_usdt.skel.h $(TOOL_LIB_OBJS)
 
 all: $(PROBECHECK) $(TOOLS) $(UNITS) fixtures
 
-$(O) $(O)/providers $(O)/harness/cli $(O)/bpf $(O)/tools $(O)/unit $(O)/fixtures:
+$(O) $(O)/providers $(O)/harness/cli $(O)/harness/tools $(O)/bpf $(O)/tools $(O)/unit $(O)/fixtures:
 	$(Q)mkdir -p $@
 
 # ---- BPF: vmlinux.h -> .bpf.o -> .skel.h ---------------------------------
@@ -132,9 +135,17 @@ $(O)/tools/pc-clobber: $(O)/tools/clobber.skel.h
 $(O)/tools/pc-libbpf-usdt: $(O)/tools/libbpf_usdt.skel.h
 $(O)/tools/libbpf_usdt.bpf.o: CLANG += -idirafter /usr/include/$(shell $(CC) -dumpmachine)
 
-$(O)/tools/%: harness/tools/%.c $(PROV_OBJS) | $(O)/tools
+# The tools read JSON lines with libjansson (harness/tools/jsonl.c).
+JANSSON_CFLAGS := $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS   := $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+
+$(O)/harness/tools/%.o: harness/tools/%.c | $(O)/harness/tools
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(PROV_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(JANSSON_CFLAGS) -c $< -o $@
+
+$(O)/tools/%: harness/tools/%.c $(PROV_OBJS) $(TOOL_LIB_OBJS) | $(O)/tools
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(JANSSON_CFLAGS) $(LDFLAGS) $< $(TOOL_LIB_OBJS) $(PROV_OBJS) $(LDLIBS) $(JANSSON_LIBS) -o $@
 
 $(O)/unit/%: suites/unit/%.c suites/unit/unit.h suites/unit/attachfail.h $(PROV_OBJS) | $(O)/unit
 	$(call msg,CC,$@)

@@ -98,11 +98,6 @@ assert_untouched() {
 	done
 }
 
-# sema_seen ORACLE PROBE: the values the fixture logged for PROBE, in order.
-sema_seen() {
-	jq -r --arg p "$2" 'select(.sema == $p) | .value' "$1" | xargs
-}
-
 # traced_stopped N FXPID PROBE...: `probecheck trace -p FXPID PROBE...`
 # under strace, frozen by a SIGSTOP injected on its Nth perf_event_open:
 # the call completes, the tracer stops before acting on its result.

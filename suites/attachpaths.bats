@@ -32,17 +32,6 @@ PC_REQUIRES=(root bpf ref_ctr_offset)
 
 FXV=${PC_ATTACHPATHS_VARIANT:-gcc_O2_pie}
 
-# use_mode MODE: MODE for this test, or SKIP with why the kernel lacks it.
-use_mode() {
-	MODE=$1
-	case $1 in
-	perf) requires uprobe_pmu ;;
-	tracefs) requires tracefs uprobe_pmu ;;
-	multi) requires uprobe_multi ;;
-	*) fail "use_mode: unknown mode '$1'" ;;
-	esac
-}
-
 # assert_path [FILE]: the tracer said it used MODE (FILE, else $stderr).
 assert_path() {
 	local text
@@ -51,34 +40,10 @@ assert_path() {
 		fail "expected 'probecheck: attach: $MODE' on the tracer's stderr: $text"
 }
 
-# private NAME FILE: a copy of FILE for this test only (system-wide
-# attaches raise semaphores in every process mapping the object).
-private() {
-	local dst=$BATS_TEST_TMPDIR/$1
-	cp "$2" "$dst" || { fail "private: cannot copy '$2'"; return 1; }
-	echo "$dst"
-}
-
-# sema_addr PID FILE PROV:NAME: runtime address of the probe's semaphore.
-sema_addr() {
-	local prov name loc base sema args
-	while read -r prov name loc base sema args; do
-		[[ $prov:$name == "$3" ]] || continue
-		pc_runtime_addr "$1" "$2" "$sema"
-		return
-	done < <(pc_elf_notes "$2")
-	fail "sema_addr: no note for $3 in '$2'"
-}
-
-# sema_seen ORACLE PROBE: the semaphore values the fixture logged for PROBE.
-sema_seen() {
-	jq -r --arg p "$2" 'select(.sema == $p) | .value' "$1" | xargs
-}
-
 # ---------------------------------------------------------------------------
 
 check_arguments() {
-	use_mode "$1"
+	pc_use_mode "$1"
 	local v fx o t steps vs='gcc_O2_pie clang_O3_nopie'
 	# Every variant is arguments.bats' (in the default mode); here the
 	# perf and tracefs paths take one each, PIE and not, so that both
@@ -105,7 +70,7 @@ check_arguments() {
 }
 
 check_semaphores() {
-	use_mode "$1"
+	pc_use_mode "$1"
 	local fx a pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json R=$BATS_TEST_TMPDIR/r
 	local f1 f2
 	fx=$(fx_bin "$FXV")
@@ -182,7 +147,7 @@ assert_untouched() {
 }
 
 check_all_or_nothing() {
-	use_mode "$1"
+	pc_use_mode "$1"
 	fxa
 	local pid R=$BATS_TEST_TMPDIR/r
 	pc_spawn pid "$FXA" "ready:$R" "wait:$(pc_fifo f)"
@@ -204,7 +169,7 @@ check_all_or_nothing() {
 }
 
 check_dlopen() {
-	use_mode "$1"
+	pc_use_mode "$1"
 	local a pid go o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json R=$BATS_TEST_TMPDIR/r
 	a=$(fx_lib "$FXV")
 	go=$(pc_fifo go)
@@ -223,7 +188,7 @@ check_dlopen() {
 }
 
 check_follow() {
-	use_mode "$1"
+	pc_use_mode "$1"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_follow "$(fx_bin "$FXV")")
 	run -0 --separate-stderr pc trace --attach="$MODE" --json --follow \
@@ -238,7 +203,7 @@ check_follow() {
 }
 
 check_pid_only() {
-	use_mode "$1"
+	pc_use_mode "$1"
 	local fx p q ap aq fp fq op=$BATS_TEST_TMPDIR/op.json oq=$BATS_TEST_TMPDIR/oq.json
 	local t=$BATS_TEST_TMPDIR/t.json R=$BATS_TEST_TMPDIR/r
 	local -a threads

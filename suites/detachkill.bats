@@ -67,7 +67,8 @@ kernel_leaks() {
 rounds() {
 	local mode=$1 r fx n tr leaks after before f1 f2 d=$BATS_TEST_TMPDIR
 	local fxm=$PC_FIXTURES/fx_many nr=${PC_DETACHKILL_ROUNDS:-5} left=0 logged=0 repaired=0 mid=0
-	[[ $mode == tracefs ]] && requires tracefs
+	# shellcheck disable=SC2046  # a list of capabilities
+	requires $(pc_mode_caps "$mode")
 	SYMPTOM=() BAD=''
 	for ((r = 1; r <= nr; r++)); do
 		f1=$(pc_fifo "f1.$r") f2=$(pc_fifo "f2.$r")

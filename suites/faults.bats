@@ -60,8 +60,9 @@ use() {
 	MODE=$1
 	requires cmd:strace "file:$PC_FIXTURES/fx_many"
 	FXM=$PC_FIXTURES/fx_many
+	# shellcheck disable=SC2046  # a list of capabilities
+	requires $(pc_mode_caps "$MODE")
 	if [[ $MODE == tracefs ]]; then
-		requires tracefs
 		"$PC_BIN" trace --help 2>&1 | grep -q -- '--attach' ||
 			skip "requires --attach=tracefs: probecheck has no --attach option"
 	fi

@@ -24,69 +24,9 @@ PC_REQUIRES=(root uprobe_pmu bpf btf)
 FXV=${PC_FOLLOW_VARIANT:-gcc_O2_pie}
 FXV2=${PC_FOLLOW_VARIANT2:-clang_O3_nopie}
 
-# private NAME [FILE]: copy FILE (default the fixture variant FXV) to a
-# file of this test, named fx_NAME so a left-over process is still seen
-# as a fixture; print its path.
-private() {
-	local src=${2:-} dst=$BATS_TEST_TMPDIR/fx_$1
-	[[ -n $src ]] || src=$(fx_bin "$FXV") || return 1
-	cp "$src" "$dst" || { fail "private: cannot copy '$src'"; return 1; }
-	echo "$dst"
-}
-
-# only_pids ORACLE PID...: the oracle lines of these processes.
-only_pids() {
-	local o=$1 re
-	shift
-	re=$(IFS='|'; echo "$*")
-	grep -E "\"pid\":($re)," "$o" || true
-}
-
 # pids_of FILE: the distinct pids of the probe lines, sorted.
 pids_of() {
 	grep -o '"pid":[0-9]*' "$1" | sort -u | cut -d: -f2 | xargs
-}
-
-# steps_of ORACLE STEP FIELD: FIELD of every STEP line (small integers).
-steps_of() {
-	jq -r --arg s "$2" "select(.step == \$s) | .$3" "$1" | xargs
-}
-
-# sema_seen ORACLE PROBE PID: the semaphore values PID logged, in order.
-sema_seen() {
-	grep -F "\"sema\":\"$2\",\"pid\":$3," "$1" | grep -o '"value":[0-9]*' |
-		cut -d: -f2 | xargs
-}
-
-# start_fx VAR BIN ORACLE STEPS...: spawn BIN with ready:/wait: first; VAR
-# gets its pid; GO is the fifo that releases it.
-start_fx() {
-	local -n _sfx=$1
-	local bin=$2 o=$3 ready=$BATS_TEST_TMPDIR/ready.$RANDOM
-	shift 3
-	GO=$(pc_fifo "go.$RANDOM")
-	pc_spawn _sfx "$bin" --oracle "$o" "ready:$ready" "wait:$GO" "$@"
-	pc_wait_file "$ready"
-}
-
-# assert_exit PID CODE: wait for a spawned process (in this shell, not in
-# `run`'s subshell, which cannot wait for it); its exit status is CODE.
-assert_exit() {
-	local st=0
-	# Called once the tracer saw it exit: the poll only bounds a process
-	# left stopped, on which `wait` would hang.
-	pc_wait_until "$PC_TIMEOUT" exited "$1" ||
-		{ fail "pid $1 still running after ${PC_TIMEOUT}s: $(head -c 200 "/proc/$1/stat")"; return 1; }
-	wait "$1" || st=$?
-	((st == $2)) || { fail "pid $1 exited with status $st, expected $2"; return 1; }
-}
-
-# exited PID: PID is a zombie or gone.
-exited() {
-	local stat
-	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
-	stat=${stat##*) }
-	[[ ${stat%% *} == Z ]]
 }
 
 @test "-p: a forked child runs into the inherited breakpoints unharmed and gives no events; the parent's are exact" {
@@ -137,7 +77,7 @@ exited() {
 @test "--follow -c: children and grandchildren of fork, exact, each under its own pid" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private follow)
+	fx=$(private fx_follow)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ fire:fx:a1:2 fork [ fire:fx:a2:3 ] fire:fx:a2:1 ] fire:fx:a2:1" \
 		"usdt:$fx:fx:a1" "usdt:$fx:fx:a2"
 	printf '%s\n' "$output" >"$t"
@@ -149,7 +89,7 @@ exited() {
 @test "--follow -p: a vfork child is followed: its hits in the parent's mm are events under its own pid" {
 	requires tracer:follow tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private vfork "$(fx_bin vfork)")
+	fx=$(private fx_vfork "$(fx_bin vfork)")
 	start_fx pid "$fx" "$o" fire:1 vfork:3 fire:1 vfork:1
 	pc_trace_bg "$t" --json --follow -p "$pid" "usdt:$fx:fxv:hit"
 	pc_fifo_write "$GO" go
@@ -164,7 +104,7 @@ exited() {
 @test "--follow: 8 threads firing at once, every event exact" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private threads)
+	fx=$(private fx_threads)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o threads:8 [ barrier fire:fx:a3:50 ] fire:fx:a3:1" \
 		"usdt:$fx:fx:a3"
 	printf '%s\n' "$output" >"$t"
@@ -177,7 +117,7 @@ exited() {
 @test "--follow: exec of the same binary keeps tracing (uprobes are per inode)" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private same)
+	fx=$(private fx_same)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec [ fire:fx:a1:2 ] ] exec [ fire:fx:a1:3 ]" \
 		"usdt:$fx:fx:a1"
 	printf '%s\n' "$output" >"$t"
@@ -188,8 +128,8 @@ exited() {
 @test "--follow: exec of another binary named by an explicit PATH is traced from its first instruction" {
 	requires tracer:follow tracer:cmd
 	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private one)
-	fx2=$(private two "$(fx_bin "$FXV2")")
+	fx=$(private fx_one)
+	fx2=$(private fx_two "$(fx_bin "$FXV2")")
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fx2 [ fire:fx:a2:2 ] ] exec:$fx2 [ fire:fx:a2:1 fire:fx:a1:1 ]" \
 		"usdt:$fx:fx:a1" "usdt:$fx2:fx:a2" "usdt:$fx2:fx:a1"
 	printf '%s\n' "$output" >"$t"
@@ -200,8 +140,8 @@ exited() {
 @test "--follow with PATH '*': each new image is searched and attached at exec, before it runs" {
 	requires tracer:follow tracer:star tracer:cmd
 	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private one)
-	fx2=$(private two "$(fx_bin "$FXV2")")
+	fx=$(private fx_one)
+	fx2=$(private fx_two "$(fx_bin "$FXV2")")
 	# Under -c nothing matches yet: the first image is the shell.  Each
 	# exec'd image fires at once; a hit before the attach would be lost.
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fx2 [ fire:fx:a2:2 ] ] exec:$fx2 [ fire:fx:a1:1 fire:fx:a2:1 ]" \
@@ -216,8 +156,8 @@ exited() {
 @test "--follow with PATH '*': exec into a static executable (no dynamic linker) is attached at the exec barrier: its first hit is traced" {
 	requires tracer:follow tracer:star tracer:cmd
 	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private one)
-	fxs=$(private static "$(fx_bin static)")
+	fx=$(private fx_one)
+	fxs=$(private fx_static "$(fx_bin static)")
 	# A dynamic image is also caught by the linker hook before main; a
 	# static one has only the exec barrier.
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fxs [ fire:2 vfork:1 ] ] exec:$fxs [ fire:1 ]" \
@@ -231,8 +171,8 @@ exited() {
 	requires tracer:follow tracer:star tracer:pid
 	local fx fx2 pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local cready=$BATS_TEST_TMPDIR/child.ready cgo child
-	fx=$(private one)
-	fx2=$(private two "$(fx_bin "$FXV2")")
+	fx=$(private fx_one)
+	fx2=$(private fx_two "$(fx_bin "$FXV2")")
 	cgo=$(pc_fifo cgo)
 	# The parent sits in waitpid, the child in wait: when the tracer starts.
 	pc_spawn pid "$fx" --oracle "$o" fire:fx:a1:1 \
@@ -255,7 +195,7 @@ exited() {
 @test "--follow: a process that exits leaves the set: 5000 short-lived children in turn, all followed (the set holds 4096)" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private many)
+	fx=$(private fx_many)
 	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o loop:5000 [ fork [ fire:fx:a0:1 ] ]" \
 		"usdt:$fx:fx:a0"
 	printf '%s\n' "$output" >"$t"
@@ -267,7 +207,7 @@ exited() {
 @test "--follow: a child orphaned before its first hit is still followed: it joined at its fork" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json done=$BATS_TEST_TMPDIR/done go
-	fx=$(private orphan)
+	fx=$(private fx_orphan)
 	go=$(pc_fifo go)
 	pc_trace_bg "$t" --json --follow -c "$fx --oracle $o fork [ orphan [ fire:fx:a0:2 ready:$done ] ] fire:fx:a0:1 wait:$go" \
 		"usdt:$fx:fx:a0"
@@ -285,7 +225,7 @@ exited() {
 @test "--follow: children whose fork the tracepoint program skipped join at their first hit: 250 children and 250 grandchildren exact" {
 	pc_probecheck_only "its fork-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private late)
+	fx=$(private fx_late)
 	PROBECHECK_SKIP_TP=fork run -0 --separate-stderr pc trace --json --follow \
 		-c "$fx --oracle $o loop:250 [ fork [ fork [ fire:fx:a0:1 ] fire:fx:a0:1 ] ]" "usdt:$fx:fx:a0"
 	printf '%s\n' "$output" >"$t"
@@ -299,7 +239,7 @@ exited() {
 @test "--follow: a child whose fork was skipped and that is orphaned before its first hit is lost, and the tracer says so: exit 1" {
 	pc_probecheck_only "its fork-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json done=$BATS_TEST_TMPDIR/done go
-	fx=$(private lost)
+	fx=$(private fx_lost)
 	go=$(pc_fifo go)
 	PROBECHECK_SKIP_TP=fork pc_trace_bg "$t" --json --follow \
 		-c "$fx --oracle $o fork [ orphan [ fire:fx:a0:2 ready:$done ] ] fire:fx:a0:1 wait:$go" "usdt:$fx:fx:a0"
@@ -332,7 +272,7 @@ run_as_pid() {
 @test "--follow: a pid recycled after an exit the tracepoint program skipped is not traced: the set knows each process by its start time" {
 	pc_probecheck_only "its exit-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go child
-	fx=$(private stale)
+	fx=$(private fx_stale)
 	go=$(pc_fifo go)
 	PROBECHECK_SKIP_TP=exit pc_trace_bg "$t" --json --follow \
 		-c "$fx --oracle $o fork [ fire:fx:a0:1 ] ready:$BATS_TEST_TMPDIR/forked wait:$go fire:fx:a0:1" "usdt:$fx:fx:a0"
@@ -353,7 +293,7 @@ run_as_pid() {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local started=$BATS_TEST_TMPDIR/started done=$BATS_TEST_TMPDIR/done go sh_go
-	fx=$(private orphan)
+	fx=$(private fx_orphan)
 	go=$(pc_fifo go)
 	sh_go=$(pc_fifo sh_go)
 	# The shell starts the fixture in the background, and exits once we
@@ -376,8 +316,8 @@ run_as_pid() {
 @test "--follow: a process stopped at a barrier when the tracer is interrupted is continued" {
 	requires tracer:follow tracer:star tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib
-	fx=$(private stopped)
-	lib=$(private lib.so "$(fx_lib "$FXV")")
+	fx=$(private fx_stopped)
+	lib=$(private fx_lib.so "$(fx_lib "$FXV")")
 	start_fx pid "$fx" "$o" "dlopen:$lib" libfire:fxlib:l0:1 fire:fx:a0:1
 	pc_trace_bg "$t" --json --follow -p "$pid" 'usdt:*:fx*:l0'
 	# The tracer cannot run: the fixture stops at the dlopen barrier and
@@ -398,7 +338,7 @@ run_as_pid() {
 @test "-a: every process mapping the object, including ones started after the tracer, until SIGINT" {
 	requires tracer:semaphores tracer:all
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private all)
+	fx=$(private fx_all)
 	pc_trace_bg "$t" --json -a "usdt:$fx:fx:a2" "usdt:$fx:fx:sem_a"
 	# Started after the attach: the semaphore is already set at startup.
 	run -0 "$fx" --oracle "$o" sema:fx:sem_a fire:fx:a2:2 fork [ fire:fx:sem_a:2 ]
@@ -415,7 +355,7 @@ run_as_pid() {
 @test "no -c, -p or -a means system-wide, as -a: a process started after the tracer is traced" {
 	pc_probecheck_only "its command-line default"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private all)
+	fx=$(private fx_all)
 	pc_trace_bg "$t" --json "usdt:$fx:fx:a2"
 	run -0 "$fx" --oracle "$o" fire:fx:a2:2
 	pc_trace_stop INT
@@ -427,7 +367,7 @@ run_as_pid() {
 @test "-a ends on SIGTERM; -a takes no '*', no --follow, no -c/-p" {
 	pc_probecheck_only "its command-line checks"
 	local fx t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private all)
+	fx=$(private fx_all)
 	pc_trace_bg "$t" -a "usdt:$fx:fx:a2"
 	pc_trace_stop TERM
 	assert_equal "$PC_TRACE_STATUS" 0

@@ -175,18 +175,20 @@ oraclecmp() {
 }
 
 @test "oraclecmp: malformed input names the file and line, exit 2" {
+	# Syntax errors in jansson's words (harness/tools/jsonl.c), the rest
+	# in oraclecmp's.
 	good='{"probe":"fx:p","pid":1,"tid":1,"args":[1]}'
 	o=$(oc o.json <<<"$good")
 	local -A bad=(
-		['{"probe":"fx:p","pid":1,"tid":1,"args":[1,]}']="unexpected character ']'"
-		['{"probe":"fx:p","pid":1,"tid":1,"args":[1]'$'\n']="expected ',' or '}'"
-		['{"probe" "fx:p","pid":1,"tid":1,"args":[1]}']="expected ':' after key \"probe\""
-		['{"probe":"fx:p,"pid":1,"tid":1,"args":[1]}']="expected ',' or '}' in object"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[1,]}']="unexpected token near ']'"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[1]'$'\n']="'}' expected near end of file"
+		['{"probe" "fx:p","pid":1,"tid":1,"args":[1]}']="':' expected near '\"fx:p\"'"
+		['{"probe":"fx:p,"pid":1,"tid":1,"args":[1]}']="'}' expected near 'pid'"
 		['{"probe":"fx:p","pid":01,"tid":1,"args":[1]}']="leading zero"
 		['{"probe":"fx:p","pid":1,"tid":1,"args":[18446744073709551616]}']="above the unsigned 64-bit range"
 		['{"probe":"fx:p","pid":1,"tid":1,"args":[-9223372036854775809]}']="below the signed 64-bit range"
-		['{"probe":"fx:p","pid":1,"tid":1,"args":["\x"]}']="bad escape"
-		['{"probe":"fx:p","pid":1,"tid":1,"args":["\ud800"]}']="high surrogate"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":["\x"]}']="invalid escape"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":["\ud800"]}']="invalid Unicode '\\uD800'"
 		['{"probe":"fx:p","pid":1,"tid":1,"args":[[1]]}']="nested array"
 		['{"probe":"fx:p","pid":1,"tid":1,"args":[1],"x":{"a":1}}']="nested object"
 		['{"probe":"fx:p","pid":1,"pid":1,"tid":1,"args":[1]}']='duplicate key "pid"'
@@ -197,7 +199,7 @@ oraclecmp() {
 		['{"pid":1,"tid":1,"args":[1]}']='no "probe"'
 		['{"probe":"fx:p","pid":1,"tid":1,"args":1}']='"args" is not an array'
 		['[1,2]']="expected '{'"
-		['{"probe":"fx:p","pid":1,"tid":1,"args":[tru]}']="unexpected character 't'"
+		['{"probe":"fx:p","pid":1,"tid":1,"args":[tru]}']="invalid token near 'tru'"
 	)
 	for line in "${!bad[@]}"; do
 		t=$(printf '%s\n%s\n' "$good" "$line" | oc t.json)

@@ -25,19 +25,9 @@ use_fixture() {
 	requires "file:$FXIE"
 }
 
-# sema_seen ORACLE PROBE: the semaphore values the fixture logged, in order.
-sema_seen() {
-	jq -r --arg p "$2" 'select(.sema == $p) | .value' "$1" | xargs
-}
-
 # computed ORACLE: the iterations fx_isenabled computed arguments for.
 computed() {
 	jq -r 'select(.step == "compute") | .iter' "$1" | xargs
-}
-
-# R I: the fixture's I-th ready file.
-R() {
-	echo "$BATS_TEST_TMPDIR/r$1"
 }
 
 @test "untraced: every is-enabled probe reads 0 and fires nothing, nothing is computed" {

@@ -20,54 +20,6 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf btf)
 FXV=${PC_LIB_VARIANT:-gcc_O2_pie}
 FXV2=${PC_LIB_VARIANT2:-clang_O0_pie}
 
-# private NAME FILE: copy FILE into this test as NAME; print its path.
-private() {
-	local dst=$BATS_TEST_TMPDIR/$1
-	cp "$2" "$dst" || { fail "private: cannot copy '$2'"; return 1; }
-	echo "$dst"
-}
-
-# steps_of ORACLE STEP FIELD: FIELD of every STEP line, in order.
-steps_of() {
-	jq -r --arg s "$2" "select(.step == \$s) | .$3" "$1" | xargs
-}
-
-# sema_seen ORACLE PROBE: the semaphore values logged for PROBE, in order.
-sema_seen() {
-	grep -F "\"sema\":\"$2\"," "$1" | grep -o '"value":[0-9]*' | cut -d: -f2 | xargs
-}
-
-# start_fx VAR ORACLE STEPS...: spawn the fixture blocked on GO (a fifo);
-# VAR gets its pid once it is ready.
-start_fx() {
-	local -n _sfx=$1
-	local o=$2 ready=$BATS_TEST_TMPDIR/ready.$RANDOM fx
-	shift 2
-	fx=$(fx_bin "$FXV") || return 1
-	GO=$(pc_fifo "go.$RANDOM")
-	pc_spawn _sfx "$fx" --oracle "$o" "ready:$ready" "wait:$GO" "$@"
-	pc_wait_file "$ready"
-}
-
-# assert_exit PID CODE: wait for a spawned process in this shell.
-assert_exit() {
-	local st=0
-	# Called once the tracer saw it exit: the poll only bounds a process
-	# left stopped, on which `wait` would hang.
-	pc_wait_until "$PC_TIMEOUT" exited "$1" ||
-		{ fail "pid $1 still running after ${PC_TIMEOUT}s: $(head -c 200 "/proc/$1/stat")"; return 1; }
-	wait "$1" || st=$?
-	((st == $2)) || { fail "pid $1 exited with status $st, expected $2"; return 1; }
-}
-
-# exited PID: PID is a zombie or gone.
-exited() {
-	local stat
-	{ read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 0
-	stat=${stat##*) }
-	[[ ${stat%% *} == Z ]]
-}
-
 # probes_while ORACLE LIB: the probe lines logged while LIB was the last
 # library dlopen'd (the one libfire fires).
 probes_while() {
@@ -87,10 +39,11 @@ assert_moved() {
 
 @test "-p: a library named by PATH before it is loaded: events from dlopen on, semaphore set then; dlclose, B at its place, A again elsewhere: exact, no stale events" {
 	requires tracer:usdt_lib tracer:semaphores tracer:pid
-	local a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	local fx a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(fx_lib "$FXV")
 	b=$(fx_lib "$FXV2")
-	start_fx pid "$o" "dlopen:$a" libsema:fxlib:sem libfire:fxlib:sem:2 libfire:fxlib:l4:3 \
+	fx=$(fx_bin "$FXV")
+	start_fx pid "$fx" "$o" "dlopen:$a" libsema:fxlib:sem libfire:fxlib:sem:2 libfire:fxlib:l4:3 \
 		"dlclose:$a" "dlopen:$b" libfire:fxlib:l4:2 libfire:fxlib:sem:1 \
 		"dlopen:$a" libsema:fxlib:sem libfire:fxlib:l4:2 libfire:fxlib:sem:1
 	# Not mapped yet: the uprobes are on the file.
@@ -143,14 +96,15 @@ assert_moved() {
 
 @test "-p with PATH '*': each library variant dlopen'd after attach is attached before dlopen returns: its first hit is traced" {
 	pc_probecheck_only "its -v attach report"
-	local pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib n=1
+	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib n=1
 	local -a steps=()
 	for lib in "$PC_FIXTURES"/libfx_*_O?.so; do
 		steps+=("dlopen:$lib" libfire:fx:dup:1)
 		n=$((n + 1))
 	done
 	((n == 7)) || fail "expected 6 fixture libraries, found $((n - 1))"
-	start_fx pid "$o" fire:fx:dup:1 "${steps[@]}"
+	fx=$(fx_bin "$FXV")
+	start_fx pid "$fx" "$o" fire:fx:dup:1 "${steps[@]}"
 	# fx:dup is in the executable (origin 1) and every library (origin 2).
 	pc_trace_bg "$t" --json -v -p "$pid" 'usdt:*:fx:dup'
 	pc_fifo_write "$GO" go
@@ -168,10 +122,11 @@ assert_moved() {
 
 @test "--follow with PATH '*': dlopen:A dlclose:A dlopen:B dlopen:A: events resume with exact args at the new base, semaphores set again" {
 	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:star tracer:pid
-	local a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	local fx a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(private libfx_a.so "$(fx_lib "$FXV")")
 	b=$(private libfx_b.so "$(fx_lib "$FXV2")")
-	start_fx pid "$o" "dlopen:$a" libsema:fxlib:sem libfire:fxlib:l4:2 libfire:fxlib:sem:1 \
+	fx=$(fx_bin "$FXV")
+	start_fx pid "$fx" "$o" "dlopen:$a" libsema:fxlib:sem libfire:fxlib:l4:2 libfire:fxlib:sem:1 \
 		"dlclose:$a" "dlopen:$b" libfire:fxlib:l4:1 libsema:fxlib:sem \
 		"dlopen:$a" libsema:fxlib:sem libfire:fxlib:l4:2 libfire:fxlib:sem:1
 	pc_trace_bg "$t" --json --follow -p "$pid" 'usdt:*:fxlib:l4' 'usdt:*:fxlib:sem'

@@ -32,15 +32,6 @@ pflib() {
 	echo "$f"
 }
 
-# pid_trace OUT ARGS...: `probecheck trace --json ARGS`, exit 0 required;
-# stdout to OUT, stderr to OUT.err.
-pid_trace() {
-	local out=$1 st=0
-	shift
-	pc trace --json "$@" >"$out" 2>"$out.err" || st=$?
-	((st == 0)) || { fail "$(pc_tracer) trace exited $st: $(tail -n 5 "$out.err")"; return 1; }
-}
-
 # pid_trace_fails OUT STATUS MESSAGE ARGS...: trace exits STATUS, stderr
 # holds MESSAGE (fixed string), nothing ran (no oracle file $OUT.o).
 pid_trace_fails() {
@@ -89,7 +80,7 @@ symsize() {
 	for v in "${PF_VARIANTS[@]}"; do
 		bin=$(pfbin "$v")
 		o=$BATS_TEST_TMPDIR/$v.o t=$BATS_TEST_TMPDIR/$v.json
-		pid_trace "$t" --args 8 -c "$bin --oracle $o add8:3" \
+		trace_json "$t" --args 8 -c "$bin --oracle $o add8:3" \
 			"pid:$bin:pf_add8:entry" "pid:$bin:pf_add8:return"
 		assert_oracle "$o" "$t"
 		assert_summary 6 "$t.err"
@@ -107,7 +98,7 @@ symsize() {
 	for v in O0_nopie O2_pie; do
 		bin=$(pfbin "$v")
 		o=$BATS_TEST_TMPDIR/$v.o t=$BATS_TEST_TMPDIR/$v.json
-		pid_trace "$t" --args 10 -c "$bin --oracle $o mix10:4" \
+		trace_json "$t" --args 10 -c "$bin --oracle $o mix10:4" \
 			"pid:$bin:pf_mix10:entry" "pid:$bin:pf_mix10:return"
 		assert_oracle "$o" "$t"
 		assert_summary 8 "$t.err"
@@ -127,7 +118,7 @@ symsize() {
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_nopie)
-	pid_trace "$t" --args 1 -c "$bin --oracle $o neg:3" \
+	trace_json "$t" --args 1 -c "$bin --oracle $o neg:3" \
 		"pid:$bin:pf_neg:entry" "pid:$bin:pf_neg:return"
 	assert_oracle "$o" "$t"
 	assert_summary 6 "$t.err"
@@ -142,7 +133,7 @@ symsize() {
 	pc_probecheck_only "its --args checks"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json bad
 	bin=$(pfbin O2_pie)
-	pid_trace "$t" -c "$bin --oracle $o add8:2" "pid:$bin:pf_add8:entry"
+	trace_json "$t" -c "$bin --oracle $o add8:2" "pid:$bin:pf_add8:entry"
 	assert_summary 2 "$t.err"
 	# The oracle's entry lines cut to six arguments are the trace (cut as
 	# text: jq would round the 64-bit values).
@@ -151,7 +142,7 @@ symsize() {
 	assert_oracle "$o.6" "$t"
 	run -0 jq '.args | length' "$t"
 	assert_output $'6\n6'
-	pid_trace "$t" --args 0 -c "$bin add8:2" "pid:$bin:pf_add8:entry"
+	trace_json "$t" --args 0 -c "$bin add8:2" "pid:$bin:pf_add8:entry"
 	run -0 grep -c '"probe":"pf_add8:entry".*"args":\[\]}$' "$t"
 	assert_output 2
 	for bad in 13 -1 x ''; do
@@ -167,7 +158,7 @@ symsize() {
 	local ready=$BATS_TEST_TMPDIR/ready fifo pid addr
 	bin=$(pfbin O2_pie)
 	lib=$(pflib O2_pie)
-	pid_trace "$t" --args 2 -c "$bin --oracle $o lib:3" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o lib:3" \
 		"pid:$lib:pfl_mul:entry" "pid:$lib:pfl_mul:return"
 	assert_oracle "$o" "$t"
 	assert_summary 6 "$t.err"
@@ -212,17 +203,17 @@ symsize() {
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
 	# pf_alias_x < pf_alias_y < pf_aliased: '_' sorts before 'e'.
-	pid_trace "$t" --args 2 -c "$bin --oracle $o alias:3:pf_alias_x" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o alias:3:pf_alias_x" \
 		"pid:$bin:pf_alias*:entry" "pid:$bin:pf_alias*:return"
 	assert_oracle "$o" "$t"
 	assert_summary 6 "$t.err"
 	# The same glob twice: the identical sites are attached once.
-	pid_trace "$t" --args 2 -c "$bin --oracle $o.2 alias:2:pf_alias_x" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o.2 alias:2:pf_alias_x" \
 		"pid:$bin:pf_alias*:entry" "pid:$bin:pf_alias*:entry" "pid:$bin:pf_alias_?:entry"
 	assert_oracle "$o.2" "$t" --only '*:entry'
 	assert_summary 2 "$t.err"
 	# Two names given: each is its own probe, each call fires both.
-	pid_trace "$t" --args 2 -c "$bin --oracle $o.3 alias:2:pf_aliased,pf_alias_y" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o.3 alias:2:pf_aliased,pf_alias_y" \
 		"pid:$bin:pf_aliased:entry" "pid:$bin:pf_alias_y:entry"
 	assert_oracle "$o.3" "$t" --only '*:entry'
 	assert_summary 4 "$t.err"
@@ -233,13 +224,13 @@ symsize() {
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O0_pie)
-	pid_trace "$t" --args 2 -c "$bin --oracle $o glob:2 add8:1 neg:1" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o glob:2 add8:1 neg:1" \
 		"pid:$bin:pf_g_*:entry" "pid:$bin:pf_g_*:return"
 	assert_oracle "$o" "$t" --only 'pf_g_*'
 	assert_summary 12 "$t.err"
 	run -0 jq -r '.probe' "$t"
 	refute_output --partial pf_add8
-	pid_trace "$t" --args 2 -c "$bin --oracle $o.2 glob:2" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o.2 glob:2" \
 		"pid:$bin:pf_g_one:entry" "pid:$bin:pf_g_[ot]*:entry"
 	assert_oracle "$o.2" "$t" --only 'pf_g_*:entry'
 	assert_summary 6 "$t.err"
@@ -253,7 +244,7 @@ symsize() {
 		bin=$(pfbin "$v")
 		off=$(insn2 "$bin" pf_add8)
 		o=$BATS_TEST_TMPDIR/$v.o t=$BATS_TEST_TMPDIR/$v.json
-		pid_trace "$t" --args 8 -c "$bin --oracle $o add8:3" \
+		trace_json "$t" --args 8 -c "$bin --oracle $o add8:3" \
 			"pid:$bin:pf_add8:$off" "pid:$bin:pf_add8:0x0" "pid:$bin:pf_add8:entry"
 		assert_summary 9 "$t.err"
 		# The oracle's entry lines, renamed and without arguments.
@@ -306,7 +297,7 @@ symsize() {
 	for v in O0_pie O2_nopie; do
 		bin=$(pfbin "$v")
 		o=$BATS_TEST_TMPDIR/$v.o t=$BATS_TEST_TMPDIR/$v.json
-		pid_trace "$t" --args 1 -c "$bin --oracle $o usdt:5" \
+		trace_json "$t" --args 1 -c "$bin --oracle $o usdt:5" \
 			"pid:$bin:pf_usdt:entry" "usdt:$bin:pidfx:mid" "pid:$bin:pf_usdt:return"
 		assert_oracle "$o" "$t"
 		assert_summary 15 "$t.err"
@@ -325,7 +316,7 @@ symsize() {
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
 	# Thread k calls pf_thr 25 + k times: 228 calls.
-	pid_trace "$t" --args 2 -c "$bin --oracle $o threads:8:25" \
+	trace_json "$t" --args 2 -c "$bin --oracle $o threads:8:25" \
 		"pid:$bin:pf_thr:entry" "pid:$bin:pf_thr:return"
 	assert_oracle "$o" "$t"
 	assert_summary 456 "$t.err"

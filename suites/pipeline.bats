@@ -12,21 +12,13 @@ load helpers/common
 
 PC_REQUIRES=(root uprobe_pmu bpf btf)
 
-# The first build variant's executable: what is tested here does not
-# depend on code generation.
-fxbin() {
-	local vs
-	vs=$(fx_variants) && [[ -n $vs ]] || { fail "no fixture variants (make fixtures)"; return 1; }
-	fx_bin "$(head -n 1 <<<"$vs")"
-}
-
 # spawn_fx VAR ORACLE STEPS...: start the fixture in its own session; VAR
 # gets its pid once its first step (ready:FILE) has run.
 spawn_fx() {
 	local -n _sf_pid=$1
 	local oracle=$2 ready=$BATS_TEST_TMPDIR/fx-ready.$RANDOM bin
 	shift 2
-	bin=$(fxbin) || return 1
+	bin=$(fx_first_bin) || return 1
 	pc_spawn _sf_pid "$bin" --oracle "$oracle" "ready:$ready" "$@"
 	pc_wait_file "$ready"
 	[[ $(cat "$ready") == "$_sf_pid" ]] || fail "spawn_fx: ready file says $(cat "$ready"), spawned $_sf_pid"
@@ -50,7 +42,7 @@ oracle_events() {
 @test "a full ring drops events, and delivered + dropped == hits == fired, delivered == lines printed" {
 	local bin pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local go done=$BATS_TEST_TMPDIR/fired n=300000 st
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	go=$(pc_fifo go)
 	spawn_fx pid "$o" "wait:$go" "fire:fx:a1:$n" "ready:$done"
 	pc_trace_bg "$t" --json -p "$pid" "usdt:$bin:fx:a1"
@@ -78,7 +70,7 @@ oracle_events() {
 @test "the pid filter: an untraced second instance gives no events and its semaphore stays 0" {
 	local bin a b oa=$BATS_TEST_TMPDIR/a.json ob=$BATS_TEST_TMPDIR/b.json t=$BATS_TEST_TMPDIR/t.json
 	local ga gb gb2 bdone=$BATS_TEST_TMPDIR/b-done sa sb
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	ga=$(pc_fifo ga)
 	gb=$(pc_fifo gb)
 	gb2=$(pc_fifo gb2)
@@ -126,7 +118,7 @@ fixture_exits_0() {
 
 @test "-p on a process started before the tracer: traces it and ends when it exits" {
 	local bin pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go early=$BATS_TEST_TMPDIR/early
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	go=$(pc_fifo go)
 	spawn_fx pid "$o" fire:fx:a1:2 "ready:$early" "wait:$go" fire:fx:a1:5 fire:fx:a2:3
 	pc_wait_file "$early"
@@ -148,7 +140,7 @@ fixture_exits_0() {
 # process fires on unharmed.
 ends_cleanly_on() {
 	local sig=$1 bin pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go go2 fired=$BATS_TEST_TMPDIR/fired
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	go=$(pc_fifo go)
 	go2=$(pc_fifo go2)
 	spawn_fx pid "$o" "wait:$go" fire:fx:a1:3 "ready:$fired" "wait:$go2" fire:fx:a1:2
@@ -177,7 +169,7 @@ ends_cleanly_on() {
 
 @test "-c with a command that exits non-zero or is killed: exit 1, events still delivered" {
 	local bin o=$BATS_TEST_TMPDIR/o.json
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	run -1 --separate-stderr pc trace --json -c "$bin --oracle $o fire:fx:a1:2 exit:3" "usdt:$bin:fx:a1"
 	assert_line --index 0 --partial '"probe":"fx:a1"'
 	[[ ${#lines[@]} == 2 ]] || fail "expected 2 events: $output"
@@ -199,7 +191,7 @@ ends_cleanly_on() {
 
 @test "ts increases per thread, cpu is below the number of CPUs" {
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json ncpu trace_st
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	ncpu=$(nproc --all)
 	trace_st=0
 	pc trace --json -c "$bin --oracle $o threads:4 [ barrier fire:fx:a1:100 ] fire:fx:a1:20" \

@@ -18,21 +18,11 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf btf)
 
 FXV=${PC_SCENARIO_VARIANT:-gcc_O2_pie}
 
-# private NAME [FILE]: a copy of FILE (default: the fixture variant) for
-# this test only, named fx_NAME so a process running it is a fixture.
-private() {
-	local src=${2:-} dst=$BATS_TEST_TMPDIR/fx_$1
-	[[ -n $src ]] || src=$(fx_bin "$FXV") || return 1
-	cp "$src" "$dst" || { fail "private: cannot copy '$src'"; return 1; }
-	echo "$dst"
-}
-
 # attach_opt MODE: OPT = the --attach option for perf | tracefs; SKIPs
-# without tracefs (so not in a subshell).
+# without what the mode needs (so not in a subshell).
 attach_opt() {
-	if [[ $1 == tracefs ]]; then
-		requires tracefs
-	fi
+	# shellcheck disable=SC2046  # a list of capabilities
+	requires $(pc_mode_caps "$1")
 	OPT=--attach=$1
 }
 
@@ -50,24 +40,6 @@ npids() {
 	count_by "$1" pid | wc -l
 }
 
-# only_pids ORACLE PID...: the oracle's lines of these processes.
-only_pids() {
-	local o=$1 re
-	shift
-	re=$(IFS='|'; echo "$*")
-	grep -E "\"pid\":($re)," "$o" || true
-}
-
-# steps_of ORACLE STEP FIELD: FIELD of every STEP line, in order.
-steps_of() {
-	jq -r --arg s "$2" "select(.step == \$s) | .$3" "$1" | xargs
-}
-
-# sema_seen ORACLE PROBE: the semaphore values logged for PROBE, in order.
-sema_seen() {
-	jq -r --arg p "$2" 'select(.sema == $p) | .value' "$1" | xargs
-}
-
 # tally WORD...: "N WORD" per distinct word, e.g. "400 1".
 tally() {
 	printf '%s\n' "$@" | sort | uniq -c | awk '{ print $1, $2 }'
@@ -77,19 +49,6 @@ tally() {
 release_all() {
 	timeout "$PC_TIMEOUT" bash -c 'for f; do printf "go\n" >"$f"; done' _ "$@" ||
 		{ fail "release_all: a fifo had no reader within ${PC_TIMEOUT}s"; return 1; }
-}
-
-# kill_quietly PID: for teardown, a tracer the test may have stopped.
-kill_quietly() {
-	kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	return 0
-}
-
-assert_exit() {
-	local st=0
-	wait "$1" || st=$?
-	((st == $2)) || { fail "pid $1 exited with status $st, expected $2"; return 1; }
 }
 
 # ---------------------------------------------------------------------------
@@ -128,7 +87,7 @@ threads_8x1000() {
 	requires tracer:semaphores tracer:all
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json i pid
 	local -a pids=() fifos=() later=()
-	fx=$(private inst)
+	fx=$(private fx_inst)
 	for ((i = 0; i < 100; i++)); do
 		fifos+=("$(pc_fifo "go.$i")")
 		pc_spawn pid "$fx" --oracle "$o" "ready:$BATS_TEST_TMPDIR/r.$i" \
@@ -201,9 +160,9 @@ check_cycles() {
 @test "--follow, PATH '*': 200 dlopens in 100 dlopen/dlclose cycles: every load found at the barrier, semaphore set, every hit traced" {
 	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:star tracer:cmd
 	local fx lib other o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private cycles)
-	lib=$(private lib.so "$(fx_lib "$FXV")")
-	other=$(private other.so "$(fx_lib clang_O0)")
+	fx=$(private fx_cycles)
+	lib=$(private fx_lib.so "$(fx_lib "$FXV")")
+	other=$(private fx_other.so "$(fx_lib clang_O0)")
 	run -0 --separate-stderr pc trace --json --follow \
 		-c "$fx --oracle $o $(dlopen_cycles "$lib" "$other")" \
 		'usdt:*:fxlib:sem' 'usdt:*:fxlib:l0'
@@ -230,11 +189,11 @@ exec_chain() {
 @test "--follow, PATH '*': an exec chain through five binaries (one static) and back, 6 images: every image's events exact from its first instruction" {
 	requires tracer:follow tracer:star tracer:cmd
 	local a b c s d o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	a=$(private a)
-	b=$(private b "$(fx_bin clang_O2_nopie)")
-	c=$(private c "$(fx_bin gcc_O0_pie)")
-	s=$(private s "$(fx_bin gcc_O2_static)")
-	d=$(private d "$(fx_bin clang_O3_pie)")
+	a=$(private fx_a)
+	b=$(private fx_b "$(fx_bin clang_O2_nopie)")
+	c=$(private fx_c "$(fx_bin gcc_O0_pie)")
+	s=$(private fx_s "$(fx_bin gcc_O2_static)")
+	d=$(private fx_d "$(fx_bin clang_O3_pie)")
 	run -0 --separate-stderr pc trace --json --follow \
 		-c "$a --oracle $o $(exec_chain "$a" "$b" "$c" "$s" "$d")" 'usdt:*:fx:a1'
 	printf '%s\n' "$output" >"$t"
@@ -296,7 +255,7 @@ fork50() {
 @test "--follow: 50 children forked at once: every child's events exact, each under its own pid" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	fx=$(private fork50)
+	fx=$(private fx_fork50)
 	run -0 --separate-stderr pc trace --json --follow -c "$(fork50 "$fx" "$o")" \
 		"usdt:$fx:fx:sem_a" "usdt:$fx:fx:a1"
 	printf '%s\n' "$output" >"$t"

@@ -52,32 +52,19 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf btf)
 
 FXV=${PC_SEMANTICS_VARIANT:-gcc_O2_pie}
 
-# private NAME [FILE]: a copy of FILE (default the fixture variant) for
-# this test only: system-wide modes raise counters in every process
-# mapping the object, so no other test's process may map it.
-private() {
-	local src=${2:-} dst=$BATS_TEST_TMPDIR/$1
-	[[ -n $src ]] || src=$(fx_bin "$FXV") || return 1
-	cp "$src" "$dst" || { fail "private: cannot copy '$src'"; return 1; }
-	echo "$dst"
-}
-
 # note_sema FILE PROV:NAME: the link-time address of the probe's semaphore.
 note_sema() {
-	local prov name loc base sema args
-	while read -r prov name loc base sema args; do
-		[[ $prov:$name == "$2" ]] && { echo "$sema"; return 0; }
-	done < <(pc_elf_notes "$1")
-	fail "note_sema: no note for $2 in '$1'"
+	local note
+	note=$(pc_elf_note "$1" "$2") || return 1
+	read -r _ _ note _ <<<"$note"
+	echo "$note"
 }
 
 # note_pc FILE PROV:NAME: the link-time address of the probe's site.
 note_pc() {
-	local prov name loc base sema args
-	while read -r prov name loc base sema args; do
-		[[ $prov:$name == "$2" ]] && { echo "$loc"; return 0; }
-	done < <(pc_elf_notes "$1")
-	fail "note_pc: no note for $2 in '$1'"
+	local note
+	note=$(pc_elf_note "$1" "$2") || return 1
+	echo "${note%% *}"
 }
 
 # site_byte PID VADDR: the first byte of the executable's probe site at
@@ -113,8 +100,8 @@ events() {
 	grep -c "\"pid\":$1," "$T" || true
 }
 
-# release NAME: write to fifo NAME (made by setup_fifos).
-release() {
+# unblock NAME: write to fifo NAME (made by scenario_start).
+unblock() {
 	pc_fifo_write "$BATS_TEST_TMPDIR/$1" go
 }
 
@@ -176,10 +163,9 @@ scenario_start() {
 	# Explicit: the default (auto) may pick uprobe_multi, whose fork
 	# child keeps its breakpoints and counters until the detach.
 	local -a mode=(--attach "$attach")
-	if [[ $attach == tracefs ]]; then
-		requires tracefs
-	elif [[ $attach == multi ]]; then
-		requires uprobe_multi
+	# shellcheck disable=SC2046  # a list of capabilities
+	requires $(pc_mode_caps "$attach")
+	if [[ $attach == multi ]]; then
 		# A pid filter that loses other threads' hits (before 6.10):
 		# auto would not pick multi for -p/-c there.
 		[[ $how == all || $how == follow-* ]] || requires uprobe_multi_pid
@@ -221,11 +207,11 @@ scenario_start() {
 	fi
 	pc_spawn Q2 "$FX" --oracle "$O" $(q_script 2)
 	ready RQ2
-	release F1
+	unblock F1
 	ready RC
 	C=$(<"$BATS_TEST_TMPDIR/RC")
-	release FQ1
-	release FQ2
+	unblock FQ1
+	unblock FQ2
 	ready RQ1b
 	ready RQ2b
 }
@@ -238,7 +224,7 @@ scenario_end() {
 	AFTER='' KILLED='' CLEANED='' ENTRIES=''
 	if [[ $end == detach && $how == *c ]]; then
 		# SIGINT would be passed on to the command.
-		release FC
+		unblock FC
 		pc_trace_wait
 		assert_equal "$PC_TRACE_STATUS" 0
 		AFTER=$(peek_all Q1 Q2)
@@ -246,7 +232,7 @@ scenario_end() {
 		pc_trace_stop INT
 		assert_equal "$PC_TRACE_STATUS" 0
 		AFTER=$(peek_all P C Q1 Q2)
-		release FC
+		unblock FC
 	else
 		tpid=$PC_TRACE_PID
 		pc_trace_stop KILL
@@ -263,12 +249,12 @@ scenario_end() {
 		run -0 pc cleanup
 		ENTRIES+=" $(entries "$tpid")"
 		CLEANED=$(peek_all P C Q1 Q2 Q3)
-		release FC
-		release FQ3
+		unblock FC
+		unblock FQ3
 		assert_exit "$Q3" 0
 	fi
-	release FQ1b
-	release FQ2b
+	unblock FQ1b
+	unblock FQ2b
 	assert_exit "$Q1" 0
 	assert_exit "$Q2" 0
 	if [[ $how == *c ]]; then
@@ -315,12 +301,6 @@ traced_exact() {
 	re=$(IFS='|'; echo "$*")
 	grep -E "\"pid\":($re)," "$O" >"$O.traced" || true
 	assert_oracle "$O.traced" "$T"
-}
-
-assert_exit() {
-	local st=0
-	wait "$1" || st=$?
-	((st == $2)) || { fail "pid $1 exited with status $st, expected $2"; return 1; }
 }
 
 # The measured rows.  Per process: the target only (after exec too); its

@@ -33,64 +33,9 @@ use_fixture() {
 	FXLIB=$(fx_lib "$1")
 }
 
-# sema_addr PID FILE PROV:NAME: runtime address of the probe's semaphore in
-# PID, from readelf's note and /proc/PID/maps.
-sema_addr() {
-	local prov name loc base sema args
-	while read -r prov name loc base sema args; do
-		[[ $prov:$name == "$3" ]] || continue
-		(($sema)) || { echo "sema_addr: $3 in '$2' has no semaphore" >&2; return 1; }
-		pc_runtime_addr "$1" "$2" "$sema"
-		return
-	done < <(pc_elf_notes "$2")
-	echo "sema_addr: no note for $3 in '$2'" >&2
-	return 1
-}
-
 # peek_sema PID ADDR: the 16-bit semaphore now.
 peek_sema() {
 	pc_peek "$1" "$2" 2
-}
-
-# sema_seen ORACLE PROBE: the values the fixture logged for PROBE, in order.
-sema_seen() {
-	jq -r --arg p "$2" 'select(.sema == $p) | .value' "$1" | xargs
-}
-
-# fifos N: F1..FN, one fifo per release (a fifo reused for a second release
-# could hand the fixture bytes left from the first).
-fifos() {
-	local i
-	for ((i = 1; i <= $1; i++)); do
-		printf -v "F$i" '%s' "$(pc_fifo "f$i")"
-	done
-}
-
-# release I: let the fixture past wait:F$I and wait for its ready:R$I.
-release() {
-	local f=F$1
-	pc_fifo_write "${!f}" go
-	pc_wait_file "$BATS_TEST_TMPDIR/r$1"
-}
-
-# R I: the fixture's I-th ready file.
-R() {
-	echo "$BATS_TEST_TMPDIR/r$1"
-}
-
-# kill_quietly PID: for teardown, a tracer the test may have stopped already.
-kill_quietly() {
-	kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	return 0
-}
-
-# start_fixture STEP...: spawn $FX with the oracle in $ORACLE, wait for its
-# first ready file R0; PID gets its pid.
-start_fixture() {
-	ORACLE=$BATS_TEST_TMPDIR/oracle.json
-	pc_spawn PID "$FX" --oracle "$ORACLE" "$@"
-	pc_wait_file "$(R 0)"
 }
 
 @test "semaphore: 0 before attach, 1 while traced, 0 after the tracer exits on SIGINT" {

@@ -28,7 +28,7 @@ use_fixture() {
 	FX=$PC_FIXTURES/$FX_VARIANT
 	requires "file:$FX"
 	# Any instruction will do for an entry nobody enables: fx:a0's site.
-	OFF=$(readelf -nW "$FX" | awk '/Name: a0$/ { f = 1 } f && /Location:/ { sub(/,$/, "", $2); print $2; exit }')
+	OFF=$(pc_elf_notes "$FX" | awk '$2 == "a0" { print $3; exit }')
 	[[ -n $OFF ]] || fail "no fx:a0 note in '$FX'"
 }
 
@@ -37,14 +37,6 @@ own_stash() {
 	export PROBECHECK_STASH=$BATS_TEST_TMPDIR/${1:-stash}
 	mkdir -p -m 0700 "$PROBECHECK_STASH"
 	pc_on_teardown rm -rf "$PROBECHECK_STASH"
-}
-
-start_of() {
-	local s
-	s=$(<"/proc/$1/stat") || return 1
-	s=${s##*) }
-	set -- $s
-	echo "${20}"
 }
 
 # ev KIND: an event name of the scheme for FX at OFF: KIND_DEV_INO_OFF.
@@ -89,13 +81,6 @@ dead_pid() {
 		[[ -e /proc/$p ]] || { echo "$p"; return 0; }
 	done
 	fail "dead_pid: no free pid near pid_max $max"
-}
-
-# kill_quietly PID
-kill_quietly() {
-	kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	return 0
 }
 
 @test "cleanup leaves a live tracer's entries and record alone, as does every probecheck start; they go when it exits" {

@@ -14,29 +14,9 @@ load helpers/common
 
 PC_REQUIRES=(root uprobe_pmu bpf btf)
 
-# The first build variant's executable and library: strings are read
-# the same way whatever the compiler did (arguments.bats runs fx:str and
-# fxlib:str in every variant).
-fxbin() {
-	local vs
-	vs=$(fx_variants) && [[ -n $vs ]] || { fail "no fixture variants (make fixtures)"; return 1; }
-	fx_bin "$(head -n 1 <<<"$vs")"
-}
-
-fxlib() {
-	local vs
-	vs=$(fx_variants) && [[ -n $vs ]] || { fail "no fixture variants (make fixtures)"; return 1; }
-	fx_lib "$(head -n 1 <<<"$vs")"
-}
-
-# trace_json OUT ARGS...: `probecheck trace --json ARGS`, exit 0 required;
-# stdout to OUT, stderr to OUT.err.
-trace_json() {
-	local out=$1 st=0
-	shift
-	pc trace --json "$@" >"$out" 2>"$out.err" || st=$?
-	((st == 0)) || { fail "$(pc_tracer) trace exited $st: $(tail -n 5 "$out.err")"; return 1; }
-}
+# Strings are read the same way whatever the compiler did: the first
+# build variant's executable and library (fx_first_bin, fx_first_lib) do
+# (arguments.bats runs fx:str and fxlib:str in every variant).
 
 # has_args TRACE N ARGS-JSON: exactly N events print exactly this args array.
 has_args() {
@@ -48,8 +28,8 @@ has_args() {
 @test "--str: a plain string argument prints as the string the probe saw, in the executable and a library" {
 	requires tracer:strings tracer:usdt_lib tracer:cmd
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	bin=$(fxbin)
-	lib=$(fxlib)
+	bin=$(fx_first_bin)
+	lib=$(fx_first_lib)
 	trace_json "$t" --str 0 -c "$bin --oracle $o fire:fx:str:3 'fire:fx:str:2:hello world,11' dlopen:$lib libfire:fxlib:str:2" \
 		"usdt:$bin:fx:str" "usdt:$lib:fxlib:str"
 	assert_oracle "$o" "$t"
@@ -66,8 +46,8 @@ has_args() {
 @test "--str: '*' with -c --follow prints strings at sites found after attach (exec, dlopen)" {
 	requires tracer:strings tracer:follow tracer:star tracer:cmd
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	bin=$(fxbin)
-	lib=$(fxlib)
+	bin=$(fx_first_bin)
+	lib=$(fx_first_lib)
 	trace_json "$t" --str 0 --follow -c "$bin --oracle $o fire:fx:str:1 dlopen:$lib libfire:fxlib:str:2" \
 		"usdt:*:fx*:str"
 	assert_oracle "$o" "$t"
@@ -80,7 +60,7 @@ has_args() {
 @test "--str: the empty string prints as \"\"" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	trace_json "$t" --str 0 -c "$bin --oracle $o fire:fx:str:2:,0" "usdt:$bin:fx:str"
 	assert_oracle "$o" "$t"
 	assert_summary 2 "$t.err"
@@ -114,7 +94,7 @@ abc() {
 @test "--str: quotes, backslash and control characters are escaped in JSON" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	# In the environment, not the command text: a newline would make the
 	# -c command compound (run by a forking shell, see trace_run.c).
 	export STR_ARG=$'q"b\\s\nn\tt\r\x01\x1f\x7f/e'
@@ -130,7 +110,7 @@ abc() {
 @test "--str: non-ASCII UTF-8 prints as the same characters (raw or \\u-escaped by code point)" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	export STR_ARG=$'é€😀x'      # 2-, 3- and 4-byte UTF-8
 	trace_json "$t" --str 0 -c "$bin --oracle $o \"fire:fx:str:1:\$STR_ARG,10\"" "usdt:$bin:fx:str"
 	assert_summary 1 "$t.err"
@@ -146,7 +126,7 @@ abc() {
 @test "--str on an argument that is not a pointer prints null there and nothing else changes" {
 	pc_probecheck_only "null for a --str argument that is not a readable pointer"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	# fx:a2 (i64 -1001, i32 -1002): index 1 is an integer, no address.
 	# fx:a3 with 0: a NULL pointer.  fx:str index 1: its length, 8.
 	# Index 11: past the last argument of all three, ignored.
@@ -171,7 +151,7 @@ abc() {
 @test "--str with a bad value exits 2 naming the option, before anything is attached or run" {
 	pc_probecheck_only "its command-line errors"
 	local bin o=$BATS_TEST_TMPDIR/o.json out=$BATS_TEST_TMPDIR/out bad st why=
-	bin=$(fxbin)
+	bin=$(fx_first_bin)
 	# Every value is tried, so one failure does not hide the others.
 	for bad in 12 x '' -1 1,,2 99999999999999999999; do
 		st=0

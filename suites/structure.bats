@@ -283,9 +283,7 @@ copy_tree() {
 	sed -i 's|^\t&attach_multi_ops,$|&\n\t\&attach_uring_ops,|' "$d/providers/attach.c"
 	checklists "$d"
 	assert_failure 1
-	assert_line 'checklists: suites/attachpaths.bats: use_mode has no case for attach mode '\''uring'\'''
-	assert_line 'checklists: suites/helpers/integrity.bash: pc_use_mode has no case for attach mode '\''uring'\'''
-	assert_line 'checklists: harness/run/soak: mode_missing has no case for attach mode '\''uring'\'''
+	assert_line 'checklists: harness/lib/caps.bash: pc_mode_caps has no case for attach mode '\''uring'\'''
 	assert_line 'checklists: harness/run/soak: default modes '\''perf,tracefs,multi'\'' lack '\''uring'\'''
 	assert_line 'checklists: suites/attachpaths.bats: no test calls '\''check_semaphores uring'\'' (check_semaphores is called with multi, perf, tracefs)'
 	assert_line 'checklists: suites/insn.bats: no test calls '\''case_a uring'\'' (case_a is called with multi, perf, tracefs)'

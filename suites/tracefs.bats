@@ -37,15 +37,6 @@ own_stash() {
 	export PROBECHECK_STASH=$BATS_TEST_TMPDIR/stash
 }
 
-# start_of PID: field 22 of /proc/PID/stat, the start time in clock ticks.
-start_of() {
-	local s
-	s=$(<"/proc/$1/stat") || return 1
-	s=${s##*) }
-	set -- $s
-	echo "${20}"
-}
-
 # group_of PID: the tracefs group of tracer PID, probecheck_PID_START.
 group_of() {
 	local st
@@ -78,16 +69,13 @@ file_off() {
 }
 
 # note_addrs FILE PROV:NAME: "PC SEMA", link-time, from readelf's note.
+# The note's pc is relative to .stapsdt.base as linked: the sections
+# were not moved, so it is the address.
 note_addrs() {
-	local prov name loc base sema args
-	while read -r prov name loc base sema args; do
-		[[ $prov:$name == "$2" ]] || continue
-		# The note's pc is relative to .stapsdt.base as linked: the
-		# sections were not moved, so loc is the address.
-		echo "$loc $sema"
-		return 0
-	done < <(pc_elf_notes "$1")
-	fail "note_addrs: no note $2 in '$1'"
+	local loc sema note
+	note=$(pc_elf_note "$1" "$2") || return 1
+	read -r loc _ sema _ <<<"$note"
+	echo "$loc $sema"
 }
 
 # want_entry KIND FILE OFF [REFCTR] [SEQ]: the "NAME OFFSET" an entry of
@@ -114,39 +102,9 @@ record_of() {
 	echo "${PROBECHECK_STASH:-/run/probecheck}/$1-$(start_of "$1")"
 }
 
-# fifos N: F1..FN, one fifo per release.
-fifos() {
-	local i
-	for ((i = 1; i <= $1; i++)); do
-		printf -v "F$i" '%s' "$(pc_fifo "f$i")"
-	done
-}
-
-R() {
-	echo "$BATS_TEST_TMPDIR/r$1"
-}
-
 # printed N FILE: FILE has at least N lines (the tracer flushes each event).
 printed() {
 	[[ $(wc -l <"$2") -ge $1 ]]
-}
-
-release() {
-	local f=F$1
-	pc_fifo_write "${!f}" go
-	pc_wait_file "$(R "$1")"
-}
-
-start_fixture() {
-	ORACLE=$BATS_TEST_TMPDIR/oracle.json
-	pc_spawn PID "$FX" --oracle "$ORACLE" "$@"
-	pc_wait_file "$(R 0)"
-}
-
-kill_quietly() {
-	kill -KILL "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
-	return 0
 }
 
 # pid_provider BIN: SKIP unless this probecheck has the pid provider.

@@ -45,17 +45,30 @@ installed() {
 	esac
 }
 
-@test "every adapter lists every claim once, yes or no with a reason, and a version" {
-	local a c n
+# adapters VAR: VAR gets the adapters to ask, every executable of
+# harness/tracers/ whose tracer is installed here; under make conformance
+# the tracer under test only, and it must be installed.
+adapters() {
+	local -n _ad=$1
+	local a
+	_ad=()
 	for a in "$PROBECHECK_ROOT"/harness/tracers/*; do
 		[[ -f $a && -x $a ]] || continue
-		# Under make conformance: the tracer under test only.
 		[[ -z $PC_TRACER || ${a##*/} == "$PC_TRACER" ]] || continue
 		if ! installed "$a"; then
-			[[ -z $PC_TRACER ]] || fail "${a##*/}: the tracer is not installed"
+			[[ -z $PC_TRACER ]] || { fail "${a##*/}: the tracer is not installed"; return 1; }
 			pc_log "${a##*/}: not installed here, not asked"
 			continue
 		fi
+		_ad+=("$a")
+	done
+}
+
+@test "every adapter lists every claim once, yes or no with a reason, and a version" {
+	local a c n
+	local -a as
+	adapters as
+	for a in "${as[@]}"; do
 		run -0 "$a" claims
 		for c in "${CLAIMS[@]}"; do
 			n=$(grep -cE "^$c (yes|no .+)$" <<<"$output" || true)
@@ -66,6 +79,29 @@ installed() {
 		run -0 "$a" version
 		[[ -n $output ]] || fail "${a##*/}: no version"
 	done
+}
+
+@test "the -c rule: every adapter gives suites/data/simple-command.tsv's verdict on each of its commands" {
+	local a line v c w rest cmd got n=0
+	local -a as bad=()
+	adapters as
+	for a in "${as[@]}"; do
+		while IFS= read -r line; do
+			[[ -z $line || $line == \#* ]] && continue
+			# VERDICT<TAB>CMD<TAB>WHY; CMD may be empty, CMD in printf %b.
+			v=${line%%$'\t'*} rest=${line#*$'\t'}
+			c=${rest%%$'\t'*} w=${rest#*$'\t'}
+			cmd=$(printf '%b' "$c")
+			got=$("$a" simple-command "$cmd" 2>&1) || got="exit $?: $got"
+			n=$((n + 1))
+			[[ $got == "$v" ]] || bad+=("${a##*/}: '$c': $got, expected $v ($w)")
+		done <"$PROBECHECK_ROOT/suites/data/simple-command.tsv"
+	done
+	pc_log "$n verdicts asked"
+	((n > 0)) || fail "no adapter asked, or no case in suites/data/simple-command.tsv"
+	if ((${#bad[@]})); then
+		printf '%s\n' "${bad[@]}" | batslib_decorate "verdicts that differ from suites/data/simple-command.tsv" | fail
+	fi
 }
 
 @test "SIGINT: the tracer (-p, a probe with a semaphore) prints every event and leaves nothing" {

@@ -46,16 +46,8 @@
 #include "log.h"
 #include "procstat.h"
 #include "session.h"
+#include "shcmd.h"
 #include "trace.h"
-
-static int is_simple_command(const char *cmd)
-{
-	size_t first = strcspn(cmd, " \t");
-
-	if (strpbrk(cmd, ";&|<>(){}\n`"))
-		return 0;
-	return memchr(cmd, '=', first) == NULL;
-}
 
 /* The command's process before exec: 'v' runs the install check in its
  * own mm (the sites' filter is its pid) and answers one byte on @res:
@@ -75,7 +67,7 @@ blocked_child(const char *cmd, const struct site_set *ss, int ctl, int res)
 	}
 	if (c != 'g')
 		_exit(127);     /* the tracer gave up */
-	if (is_simple_command(cmd) && asprintf(&line, "exec %s", cmd) < 0)
+	if (shcmd_is_simple(cmd) && asprintf(&line, "exec %s", cmd) < 0)
 		_exit(127);
 	execl("/bin/sh", "sh", "-c", line ? line : cmd, (char *)NULL);
 	_exit(127);
@@ -340,7 +332,7 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 		pid_t child = spawn_blocked(o->to_cmd, &old, ss, &release,
 					    &answer);
 
-		if (!is_simple_command(o->to_cmd) && !o->to_follow)
+		if (!shcmd_is_simple(o->to_cmd) && !o->to_follow)
 			pc_err("trace: -c: compound command: only the shell "
 			       "process is traced, not the commands it starts");
 

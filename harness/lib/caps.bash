@@ -75,3 +75,18 @@ pc_caps_file() {
 	fi
 	echo "$f"
 }
+
+# pc_mode_caps MODE: the capabilities (rows of `probecheck features`) the
+# attach mode MODE needs, space-separated (none for auto, which picks
+# what the kernel has); fails for a mode it does not know.  The one map
+# from attach modes to capabilities: the suites' pc_use_mode
+# (suites/helpers/fixtures.bash) and soak's mode_missing use it.
+pc_mode_caps() {
+	case $1 in
+	perf) echo uprobe_pmu ;;
+	tracefs) echo tracefs uprobe_pmu ;;
+	multi) echo uprobe_multi ;;
+	auto) echo ;;
+	*) return 1 ;;
+	esac
+}

@@ -20,6 +20,8 @@
 # Every function prints its findings and returns 0; callers diff.
 
 PC_TRACEFS=${PC_TRACEFS:-/sys/kernel/tracing}
+# pc_elf_notes: the probe sites and semaphores of an object (_pc_inv_obj).
+. "${BASH_SOURCE[0]%/*}/notes.bash"
 
 # Is a tracefs group or event name ours?
 _pc_inv_ours_name() {
@@ -323,17 +325,14 @@ _pc_inv_obj() {
 		# LOAD offset vaddr paddr filesz memsz ...
 		[[ ${w[0]:-} == LOAD ]] && segs+=("$((w[2])) $((w[1])) $((w[4]))")
 	done < <(LC_ALL=C readelf -lW -- "$file" 2>/dev/null)
-	while IFS= read -r line; do
-		[[ $line =~ Provider:\ ([^[:space:]]+) ]] && prov=${BASH_REMATCH[1]}
-		[[ $line =~ ^\ *Name:\ ([^[:space:]]+) ]] && name=${BASH_REMATCH[1]}
-		[[ $line =~ Location:\ (0x[0-9a-f]+),\ Base:\ (0x[0-9a-f]+),\ Semaphore:\ (0x[0-9a-f]+) ]] || continue
-		loc=$((BASH_REMATCH[1])) base=$((BASH_REMATCH[2])) sema=$((BASH_REMATCH[3]))
+	while read -r prov name loc base sema _; do
+		loc=$((loc)) base=$((base)) sema=$((sema))
 		if [[ -n $sbase ]] && ((base)); then
 			loc=$((loc + sbase - base))
 		fi
 		out+=("$(_pc_inv_place site "$loc" 5 "$prov:$name" "${segs[@]}")")
 		((sema)) && out+=("$(_pc_inv_place sema "$sema" 2 "$prov:$name" "${segs[@]}")")
-	done < <(LC_ALL=C readelf -nW -- "$file" 2>/dev/null)
+	done < <(pc_elf_notes "$file")
 	if ((${#out[@]})); then
 		_PC_INV_OBJ[$_pc_inv_key]=$(printf '%s\n' "${out[@]}" | sed '/^$/d' | sort -k2,2n -u)
 	else

@@ -47,6 +47,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "jsonl.h"
 
 #define NC_SHOW_MAX 40          /* differences printed before eliding */
 
@@ -288,155 +289,22 @@ static int readelf_notes(const char *path, struct nset *out)
 
 /* ---- LIST: flat JSON objects, one per line --------------------------------- */
 
-struct jval {
-	char *jv_str;   /* decoded string, or raw number/literal text */
-	int   jv_null;
-	int   jv_is_str;
-};
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static void put_utf8(char **o, unsigned cp)
-{
-	char *p = *o;
-
-	if (cp < 0x80) {
-		*p++ = cp;
-	} else if (cp < 0x800) {
-		*p++ = 0xc0 | cp >> 6;
-		*p++ = 0x80 | (cp & 0x3f);
-	} else if (cp < 0x10000) {
-		*p++ = 0xe0 | cp >> 12;
-		*p++ = 0x80 | ((cp >> 6) & 0x3f);
-		*p++ = 0x80 | (cp & 0x3f);
-	} else {
-		*p++ = 0xf0 | cp >> 18;
-		*p++ = 0x80 | ((cp >> 12) & 0x3f);
-		*p++ = 0x80 | ((cp >> 6) & 0x3f);
-		*p++ = 0x80 | (cp & 0x3f);
-	}
-	*o = p;
-}
-
-static int json_u4(const char **pp, unsigned *cp)
-{
-	const char *p = *pp;
-
-	*cp = 0;
-	for (int i = 0; i < 4; i++) {
-		int h = hexval(p[i]);
-
-		if (h < 0)
-			return -EBADMSG;
-		*cp = *cp << 4 | h;
-	}
-	*pp = p + 4;
-	return 0;
-}
-
-/* *pp at the opening quote; decoded into a new string. */
-static int json_string(const char **pp, char **out)
-{
-	const char *p = *pp + 1;
-	char *buf = malloc(strlen(p) * 2 + 8), *o = buf;
-	unsigned cp, lo;
-
-	if (!buf)
-		die_oom();
-	while (*p && *p != '"') {
-		if ((unsigned char)*p < 0x20)
-			goto bad;
-		if (*p != '\\') {
-			*o++ = *p++;
-			continue;
-		}
-		p++;
-		switch (*p++) {
-		case '"': *o++ = '"'; break;
-		case '\\': *o++ = '\\'; break;
-		case '/': *o++ = '/'; break;
-		case 'b': *o++ = '\b'; break;
-		case 'f': *o++ = '\f'; break;
-		case 'n': *o++ = '\n'; break;
-		case 'r': *o++ = '\r'; break;
-		case 't': *o++ = '\t'; break;
-		case 'u':
-			if (json_u4(&p, &cp))
-				goto bad;
-			if (cp >= 0xd800 && cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
-				p += 2;
-				if (json_u4(&p, &lo) || lo < 0xdc00 || lo > 0xdfff)
-					goto bad;
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			}
-			put_utf8(&o, cp);
-			break;
-		default:
-			goto bad;
-		}
-	}
-	if (*p != '"')
-		goto bad;
-	*o = '\0';
-	*pp = p + 1;
-	*out = buf;
-	return 0;
-bad:
-	free(buf);
-	return -EBADMSG;
-}
-
-static const char *skip_ws(const char *p)
-{
-	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-		p++;
-	return p;
-}
-
-static int json_scalar(const char **pp, struct jval *v)
-{
-	const char *p = *pp;
-	size_t n;
-
-	memset(v, 0, sizeof(*v));
-	if (*p == '"') {
-		v->jv_is_str = 1;
-		return json_string(pp, &v->jv_str);
-	}
-	n = strcspn(p, ",} \t\r\n");
-	if (!n)
-		return -EBADMSG;
-	v->jv_str = strndup(p, n);
-	if (!v->jv_str)
-		die_oom();
-	v->jv_null = !strcmp(v->jv_str, "null");
-	*pp = p + n;
-	return 0;
-}
-
 /* Hex address string, or null when @nullok. */
-static int take_addr(const struct jval *v, int nullok, uint64_t *out, int *isnull)
+static int take_addr(const json_t *v, int nullok, uint64_t *out, int *isnull)
 {
-	if (v->jv_null && nullok) {
+	const char *s = jsonl_string(v, NULL);
+
+	if (json_is_null(v) && nullok) {
 		*isnull = 1;
 		*out = 0;
 		return 0;
 	}
-	if (!v->jv_is_str || strncmp(v->jv_str, "0x", 2))
+	if (!s || strncmp(s, "0x", 2))
 		return -EBADMSG;
-	return parse_u64(v->jv_str, out);
+	return parse_u64(s, out);
 }
 
-static int list_field(struct nsite *ns, const char *key, struct jval *v)
+static int list_field(struct nsite *ns, const char *key, const json_t *v)
 {
 	int dummy;
 
@@ -445,11 +313,11 @@ static int list_field(struct nsite *ns, const char *key, struct jval *v)
 		char **dst = !strcmp(key, "provider") ? &ns->ns_provider :
 			     !strcmp(key, "name") ? &ns->ns_name :
 			     !strcmp(key, "args") ? &ns->ns_args : &ns->ns_path;
+		const char *str = jsonl_string(v, NULL);
 
-		if (!v->jv_is_str || *dst)
+		if (!str || *dst)
 			return -EBADMSG;
-		*dst = v->jv_str;
-		v->jv_str = NULL;
+		*dst = xstrdup(str);
 		return 0;
 	}
 	if (!strcmp(key, "pc")) {
@@ -473,49 +341,37 @@ static int list_field(struct nsite *ns, const char *key, struct jval *v)
 		return take_addr(v, 1, &ns->ns_sema_addr, &ns->ns_sema_addr_null);
 	}
 	if (!strcmp(key, "pid")) {
+		const char *n = jsonl_number(v);
 		char *end;
 
-		if (v->jv_is_str)
+		if (!jsonl_is_integer(v))
 			return -EBADMSG;
-		ns->ns_pid = strtol(v->jv_str, &end, 10);
+		ns->ns_pid = strtol(n, &end, 10);
 		return *end || ns->ns_pid <= 0 ? -EBADMSG : 0;
 	}
 	return 0;       /* keys we do not judge */
 }
 
-static int list_line(const char *p, struct nsite *ns)
+/* One LIST line (jsonl.c): a flat object with at least the site's fields. */
+static int list_line(const char *line, struct nsite *ns)
 {
+	struct jsonl_err e;
+	const char *key;
+	json_t *obj, *v;
 	int err = 0;
 
-	p = skip_ws(p);
-	if (*p++ != '{')
+	obj = jsonl_parse(line, &e);
+	if (!obj)
 		return -EBADMSG;
-	for (;;) {
-		struct jval v = { 0 };
-		char *key = NULL;
-
-		p = skip_ws(p);
-		if (*p != '"' || json_string(&p, &key))
-			return -EBADMSG;
-		p = skip_ws(p);
-		if (*p++ != ':')
-			err = -EBADMSG;
-		if (!err)
-			err = json_scalar((p = skip_ws(p), &p), &v);
-		if (!err)
-			err = list_field(ns, key, &v);
-		free(key);
-		free(v.jv_str);
+	json_object_foreach(obj, key, v) {
+		err = json_is_object(v) || json_is_array(v) ? -EBADMSG :
+		      list_field(ns, jsonl_key(key), v);
 		if (err)
-			return err;
-		p = skip_ws(p);
-		if (*p == '}')
 			break;
-		if (*p++ != ',')
-			return -EBADMSG;
 	}
-	if (*skip_ws(p + 1))
-		return -EBADMSG;
+	json_decref(obj);
+	if (err)
+		return err;
 	if (!ns->ns_provider || !ns->ns_name || !ns->ns_args ||
 	    ns->ns_keys != NC_K_ALL)
 		return -EBADMSG;
@@ -538,7 +394,7 @@ static int list_read(const char *file, struct nset *out)
 		struct nsite *ns;
 
 		lineno++;
-		if (!*skip_ws(line))
+		if (!line[strspn(line, " \t\r\n")])
 			continue;
 		ns = nset_add(out);
 		ns->ns_line = lineno;

@@ -16,11 +16,12 @@
  *
  * The two sides are compared as multisets of (pid, tid, probe, args): order
  * does not matter, counts do.  There is no tolerance: an argument is equal
- * only if it is the same integer or the same string.  That is why this tool
- * parses JSON itself — a parser that goes through double (jq 1.6 does) makes
- * 18446744073709551615 equal to 18446744073709551614.  Integers are kept as
- * canonical decimal text, range-checked against 64 bits, never converted;
- * strings are decoded and re-encoded so that "\u0041" equals "A".
+ * only if it is the same integer or the same string.  That is why no JSON
+ * number goes through a double here (jq 1.6 does: 18446744073709551615
+ * would equal 18446744073709551614): the lines are read by jsonl.c, which
+ * keeps integers as canonical decimal text, range-checked against 64 bits,
+ * never converted; strings are decoded and re-encoded so that "\u0041"
+ * equals "A".
  *
  * --mask PROBE:N compares argument N (1-based) of PROBE's events as "*"
  * on both sides: for a test that has shown, by other means, why that
@@ -39,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "jsonl.h"
 
 /* How many distinct differing events to print per kind before eliding. */
 #define OC_SHOW_MAX 50
@@ -47,16 +49,6 @@
 struct buf {
 	char   *b_p;
 	size_t  b_len, b_cap;
-};
-
-/* The parser's cursor over one line, and where to blame an error. */
-struct cursor {
-	const char *c_p;
-	const char *c_start;    /* the line, for the column in messages */
-	const char *c_file;
-	long        c_line;
-	long        c_col;
-	char        c_err[256];
 };
 
 /* One event as the canonical key "probe\tpid\ttid\t[args]". */
@@ -97,147 +89,20 @@ static int buf_puts(struct buf *b, const char *s)
 	return buf_put(b, s, strlen(s));
 }
 
-static int fail(struct cursor *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+static int fail(struct jsonl_err *e, long col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static int fail(struct cursor *c, const char *fmt, ...)
+/* A line refused for what it holds, not how it is spelled: @col is the
+ * column of the key at fault (1 if unknown). */
+static int fail(struct jsonl_err *e, long col, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->c_err[0])	/* keep the innermost reason */
-		return -EINVAL;
-	c->c_col = c->c_p - c->c_start + 1;
+	e->je_col = col;
 	va_start(ap, fmt);
-	vsnprintf(c->c_err, sizeof(c->c_err), fmt, ap);
+	vsnprintf(e->je_text, sizeof(e->je_text), fmt, ap);
 	va_end(ap);
 	return -EINVAL;
-}
-
-static void skip_ws(struct cursor *c)
-{
-	while (*c->c_p == ' ' || *c->c_p == '\t' || *c->c_p == '\r' ||
-	       *c->c_p == '\n')
-		c->c_p++;
-}
-
-static int hexval(char ch)
-{
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-static int read_hex4(struct cursor *c, unsigned *out)
-{
-	unsigned v = 0;
-	int i, h;
-
-	for (i = 0; i < 4; i++) {
-		h = hexval(c->c_p[i]);
-		if (h < 0)
-			return fail(c, "bad \\u escape in string");
-		v = v * 16 + (unsigned)h;
-	}
-	c->c_p += 4;
-	*out = v;
-	return 0;
-}
-
-static int put_utf8(struct buf *b, unsigned cp)
-{
-	char s[4];
-	size_t n;
-
-	if (cp < 0x80) {
-		s[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		s[0] = (char)(0xc0 | (cp >> 6));
-		s[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		s[0] = (char)(0xe0 | (cp >> 12));
-		s[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		s[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		s[0] = (char)(0xf0 | (cp >> 18));
-		s[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		s[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		s[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	return buf_put(b, s, n);
-}
-
-/* A \u escape, with a surrogate pair joined into one code point. */
-static int parse_u_escape(struct cursor *c, struct buf *out)
-{
-	unsigned hi, lo;
-	int err;
-
-	err = read_hex4(c, &hi);
-	if (err)
-		return err;
-	if (hi >= 0xdc00 && hi <= 0xdfff)
-		return fail(c, "lone low surrogate \\u%04x in string", hi);
-	if (hi < 0xd800 || hi > 0xdbff)
-		return put_utf8(out, hi);
-	if (c->c_p[0] != '\\' || c->c_p[1] != 'u')
-		return fail(c, "high surrogate \\u%04x not followed by a low one", hi);
-	c->c_p += 2;
-	err = read_hex4(c, &lo);
-	if (err)
-		return err;
-	if (lo < 0xdc00 || lo > 0xdfff)
-		return fail(c, "high surrogate \\u%04x followed by \\u%04x", hi, lo);
-	return put_utf8(out, 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00));
-}
-
-/* Decode a JSON string (cursor on the opening quote) into raw bytes. */
-static int parse_string(struct cursor *c, struct buf *out)
-{
-	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-	const char *e;
-	int err = 0;
-
-	out->b_len = 0;
-	if (buf_put(out, "", 0))
-		return -ENOMEM;
-	if (*c->c_p != '"')
-		return fail(c, "expected a string");
-	c->c_p++;
-	while (!err && *c->c_p != '"') {
-		unsigned char ch = (unsigned char)*c->c_p;
-
-		if (ch == '\0')
-			return fail(c, "unterminated string");
-		if (ch < 0x20)
-			return fail(c, "raw control character 0x%02x in string", ch);
-		c->c_p++;
-		if (ch != '\\') {
-			err = buf_put(out, (const char *)&ch, 1);
-			continue;
-		}
-		if (*c->c_p == 'u') {
-			c->c_p++;
-			err = parse_u_escape(c, out);
-			continue;
-		}
-		e = *c->c_p ? strchr(from, *c->c_p) : NULL;
-		if (!e)
-			return fail(c, "bad escape '\\%c' in string", *c->c_p);
-		err = buf_put(out, &to[e - from], 1);
-		c->c_p++;
-	}
-	if (err)
-		return err;
-	c->c_p++;
-	return 0;
 }
 
 /* Append raw bytes as a JSON string in one canonical spelling. */
@@ -270,152 +135,6 @@ static int put_json_string(struct buf *b, const char *s, size_t n)
 	return err ? err : buf_puts(b, "\"");
 }
 
-/* Is the decimal digit string d (no sign, no leading zeros) <= max? */
-static int digits_le(const char *d, size_t n, const char *max)
-{
-	size_t m = strlen(max);
-
-	if (n != m)
-		return n < m;
-	return strncmp(d, max, n) <= 0;
-}
-
-/*
- * A JSON number.  Integers must fit int64 (negative) or uint64 and are
- * kept as canonical text; numbers with a fraction or exponent are kept
- * verbatim, since no tracer conversion could make two spellings equal.
- */
-static int parse_number(struct cursor *c, struct buf *out)
-{
-	const char *start = c->c_p, *d;
-	int neg = 0, frac = 0;
-	size_t nd;
-
-	out->b_len = 0;
-	if (*c->c_p == '-') {
-		neg = 1;
-		c->c_p++;
-	}
-	d = c->c_p;
-	if (*c->c_p == '0') {
-		c->c_p++;
-		if (*c->c_p >= '0' && *c->c_p <= '9')
-			return fail(c, "number with a leading zero");
-	} else if (*c->c_p >= '1' && *c->c_p <= '9') {
-		while (*c->c_p >= '0' && *c->c_p <= '9')
-			c->c_p++;
-	} else {
-		return fail(c, "bad number");
-	}
-	nd = (size_t)(c->c_p - d);
-	if (*c->c_p == '.') {
-		frac = 1;
-		c->c_p++;
-		if (!(*c->c_p >= '0' && *c->c_p <= '9'))
-			return fail(c, "bad number: no digit after '.'");
-		while (*c->c_p >= '0' && *c->c_p <= '9')
-			c->c_p++;
-	}
-	if (*c->c_p == 'e' || *c->c_p == 'E') {
-		frac = 1;
-		c->c_p++;
-		if (*c->c_p == '+' || *c->c_p == '-')
-			c->c_p++;
-		if (!(*c->c_p >= '0' && *c->c_p <= '9'))
-			return fail(c, "bad number: no digit in exponent");
-		while (*c->c_p >= '0' && *c->c_p <= '9')
-			c->c_p++;
-	}
-	if (frac)
-		return buf_put(out, start, (size_t)(c->c_p - start));
-	if (neg && !digits_le(d, nd, "9223372036854775808"))
-		return fail(c, "integer %.*s below the signed 64-bit range",
-			    (int)(c->c_p - start), start);
-	if (!neg && !digits_le(d, nd, "18446744073709551615"))
-		return fail(c, "integer %.*s above the unsigned 64-bit range",
-			    (int)(c->c_p - start), start);
-	if (neg && !(nd == 1 && *d == '0'))	/* -0 is 0 */
-		return buf_put(out, start, (size_t)(c->c_p - start));
-	return buf_put(out, d, nd);
-}
-
-static int parse_literal(struct cursor *c, struct buf *out)
-{
-	static const char *const lit[] = { "null", "true", "false" };
-	size_t i, n;
-
-	out->b_len = 0;
-	for (i = 0; i < sizeof(lit) / sizeof(lit[0]); i++) {
-		n = strlen(lit[i]);
-		if (!strncmp(c->c_p, lit[i], n)) {
-			c->c_p += n;
-			return buf_puts(out, lit[i]);
-		}
-	}
-	return fail(c, "unexpected character '%c'", *c->c_p ? *c->c_p : '?');
-}
-
-/* A scalar in canonical JSON spelling: number, string, null, true, false. */
-static int parse_scalar(struct cursor *c, struct buf *out)
-{
-	struct buf raw = { 0 };
-	int err;
-
-	if (*c->c_p == '-' || (*c->c_p >= '0' && *c->c_p <= '9'))
-		return parse_number(c, out);
-	if (*c->c_p != '"')
-		return parse_literal(c, out);
-	err = parse_string(c, &raw);
-	if (!err) {
-		out->b_len = 0;
-		err = put_json_string(out, raw.b_p, raw.b_len);
-	}
-	free(raw.b_p);
-	return err;
-}
-
-/* An array of scalars, canonical: "[1,-2,\"s\",null]". */
-static int parse_array(struct cursor *c, struct buf *out)
-{
-	struct buf item = { 0 };
-	int err = 0, first = 1;
-
-	out->b_len = 0;
-	if (*c->c_p != '[')
-		return fail(c, "expected an array");
-	c->c_p++;
-	err = buf_puts(out, "[");
-	skip_ws(c);
-	if (!err && *c->c_p == ']')
-		goto close;
-	while (!err) {
-		skip_ws(c);
-		if (*c->c_p == '[' || *c->c_p == '{') {
-			err = fail(c, "nested array or object in an array");
-			break;
-		}
-		err = parse_scalar(c, &item);
-		if (!err && !first)
-			err = buf_puts(out, ",");
-		if (!err)
-			err = buf_put(out, item.b_p, item.b_len);
-		first = 0;
-		skip_ws(c);
-		if (err || *c->c_p == ']')
-			break;
-		if (*c->c_p != ',')
-			err = fail(c, "expected ',' or ']' in array");
-		c->c_p++;
-	}
-close:
-	if (!err) {
-		c->c_p++;
-		err = buf_puts(out, "]");
-	}
-	free(item.b_p);
-	return err;
-}
-
 /* The fields of one line the comparison needs; raw canonical texts. */
 struct line {
 	struct buf ln_probe;    /* decoded probe name */
@@ -445,131 +164,108 @@ static int corrupt_add(const char *line)
 	return 0;
 }
 
-static int want_int(struct cursor *c, const char *key, struct buf *v)
+/* The column of member @key in @line, for messages (1 if not found). */
+static long key_col(const char *line, const char *key)
 {
-	if (!v->b_len || !(v->b_p[0] == '-' || (v->b_p[0] >= '0' && v->b_p[0] <= '9')) ||
-	    strpbrk(v->b_p, ".eE"))
-		return fail(c, "\"%s\" is not an integer", key);
-	return 0;
+	size_t n = strlen(key);
+	const char *p;
+
+	for (p = strchr(line, '"'); p; p = strchr(p + 1, '"'))
+		if (!strncmp(p + 1, key, n) && p[n + 1] == '"')
+			return (long)(p - line) + 1;
+	return 1;
 }
 
-/* One member value, stored if it is a field we compare. */
-static int parse_member(struct cursor *c, const char *key, struct line *ln)
+/* A scalar in canonical JSON spelling: number, string, null, true, false. */
+static int put_scalar(struct buf *out, const json_t *v)
+{
+	const char *s;
+	size_t n;
+
+	if ((s = jsonl_number(v)))
+		return buf_puts(out, s);
+	if ((s = jsonl_string(v, &n)))
+		return put_json_string(out, s, n);
+	return buf_puts(out, json_is_null(v) ? "null" : json_is_true(v) ? "true" : "false");
+}
+
+/* An array of scalars, canonical: "[1,-2,\"s\",null]". */
+static int put_array(struct buf *out, const json_t *a, struct jsonl_err *e, long col)
+{
+	const json_t *v;
+	size_t i;
+	int err = buf_puts(out, "[");
+
+	json_array_foreach(a, i, v) {
+		if (err)
+			break;
+		if (json_is_array(v) || json_is_object(v))
+			return fail(e, col, "nested array or object in an array");
+		if (i)
+			err = buf_puts(out, ",");
+		if (!err)
+			err = put_scalar(out, v);
+	}
+	return err ? err : buf_puts(out, "]");
+}
+
+/* One member, stored if it is a field we compare; every value checked. */
+static int take_member(const char *line, const char *key, const json_t *v,
+		       struct line *ln, struct jsonl_err *e)
 {
 	struct buf tmp = { 0 };
-	int err;
+	long col = key_col(line, key);
+	const char *s;
+	size_t n;
+	int err = 0;
 
+	if (json_is_object(v))
+		return fail(e, col, "nested object under key \"%s\"", key);
 	if (!strcmp(key, "probe")) {
 		ln->ln_has_probe = 1;
-		if (*c->c_p != '"')
-			return fail(c, "\"probe\" is not a string");
-		return parse_string(c, &ln->ln_probe);
+		if (!(s = jsonl_string(v, &n)))
+			return fail(e, col, "\"probe\" is not a string");
+		return buf_put(&ln->ln_probe, s, n);
 	}
 	if (!strcmp(key, "args")) {
 		ln->ln_has_args = 1;
-		if (*c->c_p != '[')
-			return fail(c, "\"args\" is not an array");
-		return parse_array(c, &ln->ln_args);
-	}
-	if (!strcmp(key, "pid")) {
-		ln->ln_has_pid = 1;
-		err = parse_scalar(c, &ln->ln_pid);
-		return err ? err : want_int(c, key, &ln->ln_pid);
+		if (!json_is_array(v))
+			return fail(e, col, "\"args\" is not an array");
+		return put_array(&ln->ln_args, v, e, col);
 	}
 	if (!strcmp(key, "corrupt"))
 		ln->ln_has_corrupt = 1;
-	if (!strcmp(key, "tid")) {
-		ln->ln_has_tid = 1;
-		err = parse_scalar(c, &ln->ln_tid);
-		return err ? err : want_int(c, key, &ln->ln_tid);
+	if (!strcmp(key, "pid") || !strcmp(key, "tid")) {
+		int pid = key[0] == 'p';
+
+		*(pid ? &ln->ln_has_pid : &ln->ln_has_tid) = 1;
+		if (!jsonl_is_integer(v))
+			return fail(e, col, "\"%s\" is not an integer", key);
+		return buf_puts(pid ? &ln->ln_pid : &ln->ln_tid, jsonl_number(v));
 	}
-	/* Other keys: validated, then dropped. */
-	err = *c->c_p == '[' ? parse_array(c, &tmp) : parse_scalar(c, &tmp);
+	/* Other keys: checked, then dropped. */
+	if (json_is_array(v))
+		err = put_array(&tmp, v, e, col);
 	free(tmp.b_p);
 	return err;
 }
 
-/* Keys seen so far on this line, to reject duplicates. */
-struct keys {
-	char  **k_v;
-	size_t  k_n;
-};
-
-static int keys_add(struct cursor *c, struct keys *k, const char *key)
+/* A whole line: exactly one flat object (jsonl.c), its fields in @ln. */
+static int parse_line(const char *line, struct line *ln, struct jsonl_err *e)
 {
-	char **v;
-	size_t i;
-
-	for (i = 0; i < k->k_n; i++)
-		if (!strcmp(k->k_v[i], key))
-			return fail(c, "duplicate key \"%s\"", key);
-	v = realloc(k->k_v, (k->k_n + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	k->k_v = v;
-	v[k->k_n] = strdup(key);
-	if (!v[k->k_n])
-		return -ENOMEM;
-	k->k_n++;
-	return 0;
-}
-
-static void keys_free(struct keys *k)
-{
-	while (k->k_n)
-		free(k->k_v[--k->k_n]);
-	free(k->k_v);
-}
-
-/* A whole line: exactly one flat object, nothing after it. */
-static int parse_object(struct cursor *c, struct line *ln)
-{
-	struct buf key = { 0 };
-	struct keys seen = { 0 };
+	const char *key;
+	json_t *obj, *v;
 	int err = 0;
 
-	skip_ws(c);
-	if (*c->c_p != '{')
-		return fail(c, "expected '{' at the start of the line");
-	c->c_p++;
-	skip_ws(c);
-	if (*c->c_p == '}')
-		goto close;
-	while (!err) {
-		skip_ws(c);
-		err = parse_string(c, &key);
-		if (!err)
-			err = keys_add(c, &seen, key.b_p);
+	obj = jsonl_parse(line, e);
+	if (!obj)
+		return -EINVAL;
+	json_object_foreach(obj, key, v) {
+		err = take_member(line, jsonl_key(key), v, ln, e);
 		if (err)
 			break;
-		skip_ws(c);
-		if (*c->c_p != ':') {
-			err = fail(c, "expected ':' after key \"%s\"", key.b_p);
-			break;
-		}
-		c->c_p++;
-		skip_ws(c);
-		if (*c->c_p == '{') {
-			err = fail(c, "nested object under key \"%s\"", key.b_p);
-			break;
-		}
-		err = parse_member(c, key.b_p, ln);
-		skip_ws(c);
-		if (err || *c->c_p == '}')
-			break;
-		if (*c->c_p != ',')
-			err = fail(c, "expected ',' or '}' in object");
-		c->c_p++;
 	}
-close:
-	if (!err) {
-		c->c_p++;
-		skip_ws(c);
-		if (*c->c_p)
-			err = fail(c, "trailing characters after the object");
-	}
-	free(key.b_p);
-	keys_free(&seen);
+	json_decref(obj);
 	return err;
 }
 
@@ -691,27 +387,27 @@ static int evset_add(struct evset *es, const struct line *ln)
 }
 
 /* Check one parsed line and add it if it is an event that passes --only. */
-static int take_line(struct cursor *c, struct line *ln, int is_trace,
-		     const struct only *on, struct evset *es)
+static int take_line(const char *text, struct line *ln, int is_trace,
+		     const struct only *on, struct evset *es, struct jsonl_err *e)
 {
 	if (ln->ln_has_corrupt) {
 		if (is_trace || ln->ln_has_probe)
-			return fail(c, "a corruption record belongs in the oracle, without \"probe\"");
-		return corrupt_add(c->c_start);
+			return fail(e, 1, "a corruption record belongs in the oracle, without \"probe\"");
+		return corrupt_add(text);
 	}
 	if (!ln->ln_has_probe) {
 		if (is_trace)
-			return fail(c, "event has no \"probe\"");
+			return fail(e, 1, "event has no \"probe\"");
 		return 0;	/* "sema", "step", "note": not events */
 	}
 	if (!ln->ln_has_pid)
-		return fail(c, "event has no \"pid\"");
+		return fail(e, 1, "event has no \"pid\"");
 	if (!ln->ln_has_tid)
-		return fail(c, "event has no \"tid\"");
+		return fail(e, 1, "event has no \"tid\"");
 	if (!ln->ln_has_args)
-		return fail(c, "event has no \"args\"");
+		return fail(e, 1, "event has no \"args\"");
 	if (memchr(ln->ln_probe.b_p, '\0', ln->ln_probe.b_len))
-		return fail(c, "\"probe\" contains a NUL");
+		return fail(e, key_col(text, "probe"), "\"probe\" contains a NUL");
 	if (!only_match(on, ln->ln_probe.b_p))
 		return 0;
 	if (apply_masks(on, ln))
@@ -722,11 +418,12 @@ static int take_line(struct cursor *c, struct line *ln, int is_trace,
 static int read_file(const char *path, int is_trace, const struct only *on,
 		     struct evset *es)
 {
-	struct cursor c = { .c_file = path };
+	struct jsonl_err e = { 0 };
 	struct line ln;
 	char *text = NULL;
 	size_t cap = 0;
 	ssize_t n;
+	long lineno = 0;
 	int err = 0;
 	FILE *f;
 
@@ -736,28 +433,26 @@ static int read_file(const char *path, int is_trace, const struct only *on,
 		return -errno;
 	}
 	while (!err && (n = getline(&text, &cap, f)) >= 0) {
-		c.c_line++;
-		c.c_p = c.c_start = text;
+		lineno++;
 		if ((size_t)n != strlen(text)) {
-			err = fail(&c, "NUL byte in line");
+			err = fail(&e, (long)strlen(text) + 1, "NUL byte in line");
 			break;
 		}
-		skip_ws(&c);
-		if (!*c.c_p)	/* blank line, e.g. a final newline */
+		if (!text[strspn(text, " \t\r\n")])	/* blank, e.g. a final newline */
 			continue;
 		memset(&ln, 0, sizeof(ln));
-		err = parse_object(&c, &ln);
+		err = parse_line(text, &ln, &e);
 		if (!err)
-			err = take_line(&c, &ln, is_trace, on, es);
+			err = take_line(text, &ln, is_trace, on, es, &e);
 		line_free(&ln);
 	}
 	if (!err && ferror(f))
-		err = fail(&c, "read error: %s", strerror(errno));
+		err = fail(&e, 1, "read error: %s", strerror(errno));
 	if (err == -ENOMEM)
 		fprintf(stderr, "oraclecmp: '%s': out of memory\n", path);
 	else if (err)
 		fprintf(stderr, "oraclecmp: '%s' line %ld column %ld: malformed: %s\n",
-			path, c.c_line, c.c_col, c.c_err);
+			path, lineno, e.je_col, e.je_text);
 	free(text);
 	fclose(f);
 	return err;

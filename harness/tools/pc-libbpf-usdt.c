@@ -6,6 +6,7 @@
  * unused here): its values are libbpf's, which is the point.
  *
  *   pc-libbpf-usdt [--ready FILE] [--args N] (-c CMD | -p PID) PROBE...
+ *   pc-libbpf-usdt --simple-command CMD
  *
  *   usdt:PATH:PROV:NAME:SIGNS:STRMASK   SIGNS one s/u per argument (the
  *       note's sign, for printing only), STRMASK the arguments to read
@@ -24,6 +25,7 @@
  * then --ready, then CMD runs as `/bin/sh -c 'exec CMD'` for a simple
  * command (dash forks otherwise).  Tracing ends when it exits; exit 1 if
  * it exited non-zero.  -p: until SIGINT/SIGTERM or the process is gone.
+ * --simple-command prints "yes" if CMD is simple (shcmd.h), else "no".
  *
  * stdout: one JSON line per event.  stderr: libbpf's warnings, notes on
  * unreadable arguments (once per probe), and the summary line
@@ -52,6 +54,7 @@
 #define LU_TYPES_ONLY
 #include "libbpf_usdt.bpf.c"	/* struct lu_event, lu_conf: one definition */
 #include "tools/libbpf_usdt.skel.h"
+#include "shcmd.h"
 
 #define PROG "pc-libbpf-usdt"
 
@@ -108,7 +111,8 @@ static int libbpf_msg(enum libbpf_print_level level, const char *fmt, va_list ap
 static int usage(void)
 {
 	fprintf(stderr, "usage: " PROG " [--ready FILE] [--args N] (-c CMD | -p PID) "
-		"usdt:PATH:PROV:NAME:SIGNS:STRMASK | func:PATH:FUNC:WHERE ...\n");
+		"usdt:PATH:PROV:NAME:SIGNS:STRMASK | func:PATH:FUNC:WHERE ...\n"
+		"       " PROG " --simple-command CMD\n");
 	return 2;
 }
 
@@ -268,17 +272,6 @@ static int on_event(void *ctx, void *data, size_t size)
 
 /* ---- the command's process ------------------------------------------ */
 
-/* As probecheck's trace_run.c decides it: dash forks for `sh -c 'prog
- * args'`, so a simple command is prefixed with exec. */
-static int is_simple_command(const char *cmd)
-{
-	size_t first = strcspn(cmd, " \t");
-
-	if (strpbrk(cmd, ";&|<>(){}\n`"))
-		return 0;
-	return memchr(cmd, '=', first) == NULL;
-}
-
 /* Fork CMD's process, blocked until a byte arrives on *go (EOF: exit 127). */
 static pid_t spawn_blocked(const char *cmd, const sigset_t *oldmask, int *go)
 {
@@ -295,7 +288,9 @@ static pid_t spawn_blocked(const char *cmd, const sigset_t *oldmask, int *go)
 		sigprocmask(SIG_SETMASK, oldmask, NULL);
 		if (read(p[0], &c, 1) != 1)
 			_exit(127);
-		if (is_simple_command(cmd) && asprintf(&line, "exec %s", cmd) < 0)
+		/* As probecheck decides it (shcmd.h): dash forks for
+		 * `sh -c 'prog args'`, so a simple command gets exec. */
+		if (shcmd_is_simple(cmd) && asprintf(&line, "exec %s", cmd) < 0)
 			_exit(127);
 		execl("/bin/sh", "sh", "-c", line ? line : cmd, (char *)NULL);
 		_exit(127);
@@ -408,6 +403,10 @@ int main(int argc, char **argv)
 	int go = -1, sfd = -1, pidfd = -1, rc = 1, i, status = 0, reaped = 0, sig = 0;
 	char *end;
 
+	if (argc == 3 && !strcmp(argv[1], "--simple-command")) {
+		puts(shcmd_is_simple(argv[2]) ? "yes" : "no");
+		return 0;
+	}
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--ready") && i + 1 < argc) {
 			ready = argv[++i];

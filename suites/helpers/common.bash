@@ -53,6 +53,7 @@ PC_TOOLS=$PROBECHECK_BUILD/tools
 # The suite's own copy under run-suites (its own inodes: harness/run/run-suites).
 PC_FIXTURES=${PROBECHECK_FIXTURES:-$PROBECHECK_BUILD/fixtures}
 . "$_pc_helpers/tracer.bash"
+. "$_pc_helpers/fixtures.bash"
 . "$_pc_hlib/repro.bash"
 # How long a barrier or a kernel-side effect may take before we call it a
 # hang.  Generous: TCG guests are slow.
@@ -561,29 +562,8 @@ pc_peek_bytes() {
 	"$PC_TOOLS/pc-peek" --bytes "$@"
 }
 
-# pc_elf_notes FILE: one line per USDT note, from readelf (an independent
-# reader): "PROVIDER NAME PC BASE SEMA ARGS..." (PC, BASE, SEMA as 0x...
-# hex, SEMA 0x0000000000000000 if none; ARGS the operand string).
-pc_elf_notes() {
-	# readelf -W may put "Provider:" on the note's header line.
-	LC_ALL=C readelf -nW "$1" 2>/dev/null | awk '
-		function field(re,   s) {
-			if (!match($0, re)) return ""
-			s = substr($0, RSTART, RLENGTH); sub(/^[A-Za-z]+: */, "", s); sub(/,$/, "", s)
-			return s
-		}
-		/NT_STAPSDT/ { prov = field("Provider: [^ \t]+"); name = ""; next }
-		/^ *Provider: / { prov = field("Provider: [^ \t]+") }
-		/^ *Name: / { name = field("Name: [^ \t]+") }
-		/^ *Location: / {
-			loc = field("Location: 0x[0-9a-f]+"); base = field("Base: 0x[0-9a-f]+")
-			sema = field("Semaphore: 0x[0-9a-f]+")
-		}
-		/^ *Arguments:/ {
-			args = $0; sub(/^ *Arguments: */, "", args)
-			print prov, name, loc, base, sema, args
-		}'
-}
+# pc_elf_notes FILE: one line per USDT note, from readelf: in
+# harness/lib/notes.bash (invariants.bash sources it).
 
 # pc_load_bias PID FILE: FILE's load bias in PID (0x...): runtime address
 # minus link-time address, from /proc/PID/maps and the first PT_LOAD.

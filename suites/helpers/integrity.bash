@@ -173,36 +173,6 @@ integ_verdict() {
 	esac
 }
 
-# pc_use_mode MODE: attach path MODE for this test (perf, tracefs, multi,
-# auto), or SKIP with why the kernel lacks it.  Sets MODE.
-pc_use_mode() {
-	MODE=$1
-	# Other tracers have one attach path of their own: they run the
-	# default mode's tests (helpers/tracer.bash drops --attach=perf|auto).
-	if pc_tracer_other && [[ $1 != perf && $1 != auto ]]; then
-		pc_probecheck_only "attach mode $1"
-	fi
-	case $1 in
-	perf) requires uprobe_pmu ;;
-	tracefs) requires tracefs uprobe_pmu ;;
-	multi) requires uprobe_multi ;;
-	auto) ;;
-	*) fail "pc_use_mode: unknown mode '$1'" ;;
-	esac
-}
-
-# pc_note_addr PID FILE PROV:NAME: runtime address of the probe's (first)
-# site, from readelf's notes (.stapsdt.base applied as the note says).
-pc_note_addr() {
-	local prov name loc base sema args
-	while read -r prov name loc base sema args; do
-		[[ $prov:$name == "$3" ]] || continue
-		pc_runtime_addr "$1" "$2" "$loc"
-		return
-	done < <(pc_elf_notes "$2")
-	fail "pc_note_addr: no note for $3 in '$2'"
-}
-
 # pc_sym_fileoff FILE SYMBOL: the file offset of SYMBOL (hex), as a uprobe
 # takes it.
 pc_sym_fileoff() {
