@@ -308,11 +308,12 @@ sanitize:
 	./harness/run/run-unit $(SAN_O)/results $(UNITS:$(O)/%=$(SAN_O)/%); u=$$?; \
 	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run/run-suites $(SAN_O)/results $(SUITES) \
 		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
-	n=$$(ls $(SAN_DIR) | wc -l); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
+	reports=$$(find $(SAN_DIR) $(SAN_O)/results/run/suites/*/sanitizer -type f 2>/dev/null); \
+	n=$$(printf '%s' "$$reports" | grep -c .); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
 	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), commit $$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
 	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
 	  echo "sanitize: $$n ASan/LSan reports, $$ub UBSan reports"; \
-	  for f in $$(ls $(SAN_DIR)); do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $(SAN_DIR)/$$f)"; done; \
+	  for f in $$reports; do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $$f)"; done; \
 	} | tee $(SAN_O)/sanitize.txt; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
 		cp $(SAN_O)/sanitize.txt $(RESULTS_DIR)/sanitize.txt && $(MAKE) --no-print-directory results; \
