@@ -309,7 +309,7 @@ sanitize:
 	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run/run-suites $(SAN_O)/results $(SUITES) \
 		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
 	reports=$$(find $(SAN_DIR) $(SAN_O)/results/run/suites/*/sanitizer -type f 2>/dev/null); \
-	n=$$(printf '%s' "$$reports" | grep -c .); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
+	n=$$(printf '%s' "$$reports" | grep -c .); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -cE '[^ :]+:[0-9]+:[0-9]+: runtime error: '); \
 	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), commit $$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
 	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
 	  echo "sanitize: $$n ASan/LSan reports, $$ub UBSan reports"; \

@@ -860,6 +860,10 @@ _pc_settled_violations() {
 # tracer run under strace goes without the leak check (strace -E).
 PC_STRACE_ENV=(-E "ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
 
+# A UBSan report line, "FILE:LINE:COL: runtime error: ...": not the words
+# alone, which a test's copy of this tree holds (structure.bats' checklists).
+_PC_UBSAN='[^ :]+:[0-9]+:[0-9]+: runtime error: '
+
 _pc_sanitizer_reports() {
 	[[ -n ${PROBECHECK_SANITIZER_DIR:-} && -d $PROBECHECK_SANITIZER_DIR ]] || return 0
 	ls -1 "$PROBECHECK_SANITIZER_DIR"
@@ -874,8 +878,8 @@ _pc_new_sanitizer_reports() {
 	done < <(_pc_sanitizer_reports | pc_inv_new_lines "$PC_T/sanitizer.before")
 	[[ -n ${PROBECHECK_SANITIZER_DIR:-} ]] || return 0
 	while IFS= read -r f; do
-		echo "UBSan report in $f: $(grep -m1 -a 'runtime error: ' "$f")"
-	done < <(grep -rlsa -- 'runtime error: ' "$BATS_TEST_TMPDIR")
+		echo "UBSan report in $f: $(grep -m1 -aE "$_PC_UBSAN" "$f")"
+	done < <(grep -rlsaE -- "$_PC_UBSAN" "$BATS_TEST_TMPDIR")
 }
 
 _pc_setup_body() {
