@@ -17,10 +17,10 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 
 FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 
-# use_fixture VARIANT: FX, FXLIB (its library) and FXIE (fx_isenabled).
+# use_fixture VARIANT: FX, FXLIB (its library: use_variant) and FXIE
+# (fx_isenabled).
 use_fixture() {
-	FX=$(fx_bin "$1")
-	FXLIB=$(fx_lib "$1")
+	use_variant "$1"
 	FXIE=$PC_FIXTURES/fx_isenabled
 	requires "file:$FXIE"
 }

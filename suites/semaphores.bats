@@ -27,12 +27,6 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 # The variant the scenario tests use; the variants test runs them all.
 FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 
-# use_fixture VARIANT: FX (executable) and FXLIB (its library).
-use_fixture() {
-	FX=$(fx_bin "$1")
-	FXLIB=$(fx_lib "$1")
-}
-
 # peek_sema PID ADDR: the 16-bit semaphore now.
 peek_sema() {
 	pc_peek "$1" "$2" 2
@@ -40,7 +34,7 @@ peek_sema() {
 
 @test "semaphore: 0 before attach, 1 while traced, 0 after the tracer exits on SIGINT" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 2
 	start_fixture sema:fx:sem_a "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_a fire:fx:sem_a:3 "ready:$(R 1)" \
@@ -67,7 +61,7 @@ peek_sema() {
 
 @test "semaphore returns to 0 after SIGKILL of the tracer; the fixture lives on and sees 0" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 2
 	start_fixture "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_a fire:fx:sem_a:2 "ready:$(R 1)" \
@@ -93,7 +87,7 @@ peek_sema() {
 
 @test "an untraced semaphore probe stays 0 while its neighbour in the same binary is traced" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 1
 	start_fixture "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_never sema:fx:sem_a fire:fx:sem_never:3 \
@@ -119,7 +113,7 @@ peek_sema() {
 
 @test "two tracers at once: semaphore counts per process, not per tracer (1, not 2); 1 after one detaches, 0 after the other is SIGKILLed" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 3
 	start_fixture "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_a fire:fx:sem_a:2 "ready:$(R 1)" \
@@ -172,7 +166,7 @@ peek_sema() {
 
 @test "library semaphore, library dlopen'ed before attach (-p, usdt:LIBPATH): 0, 1 while traced, 0 after" {
 	requires tracer:semaphores tracer:usdt_lib tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 2
 	start_fixture "dlopen:$FXLIB" libsema:fxlib:sem "ready:$(R 0)" \
 		"wait:$F1" libsema:fxlib:sem libfire:fxlib:sem:3 "ready:$(R 1)" \
@@ -196,7 +190,7 @@ peek_sema() {
 
 @test "library semaphore, attach by library path before the dlopen (-c): set when the library is mapped" {
 	requires tracer:semaphores tracer:usdt_lib tracer:cmd
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	local oracle=$BATS_TEST_TMPDIR/oracle.json
 	run -0 --separate-stderr pc trace --json -c \
 		"$FX --oracle $oracle note:before-dlopen dlopen:$FXLIB libsema:fxlib:sem libfire:fxlib:sem:4 dlclose:$FXLIB" \
@@ -253,7 +247,7 @@ peek_sema() {
 
 @test "-c: semaphores are set before the command's first instruction, only for the traced probes" {
 	requires tracer:semaphores tracer:cmd
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	local oracle=$BATS_TEST_TMPDIR/oracle.json
 	# fx:sem_2site: two sites share one semaphore.  The kernel counts once
 	# per uprobe per mm, and each site is its own uprobe: it reads 2.
