@@ -173,6 +173,12 @@ $(O)/unit/test_fuzzreplay: UNIT_CPPFLAGS = -DPC_FUZZ_DIR='"$(abspath suites/fuzz
 include $(sort $(wildcard fixtures/*.mk))
 
 # ---- tests ----------------------------------------------------------------
+# Suites at once (harness/run/run-suites: each on its own copies; the
+# serial ones alone after).  Tests mostly wait (RCU grace periods at
+# detach, barriers, process start), so twice the cores keeps them busy;
+# JOBS=1 runs them one after another, with the same verdicts.
+JOBS     ?= $(shell echo $$(( $$(nproc) * 2 )))
+export PROBECHECK_JOBS := $(JOBS)
 BATS     ?= bats
 SUITES   ?= $(sort $(wildcard suites/*.bats))
 RESULTS_DIR := $(O)/results
@@ -302,11 +308,12 @@ sanitize:
 	./harness/run/run-unit $(SAN_O)/results $(UNITS:$(O)/%=$(SAN_O)/%); u=$$?; \
 	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run/run-suites $(SAN_O)/results $(SUITES) \
 		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
-	n=$$(ls $(SAN_DIR) | wc -l); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
+	reports=$$(find $(SAN_DIR) $(SAN_O)/results/run/suites/*/sanitizer -type f 2>/dev/null); \
+	n=$$(printf '%s' "$$reports" | grep -c .); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -c 'runtime error: '); \
 	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), commit $$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
 	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
 	  echo "sanitize: $$n ASan/LSan reports, $$ub UBSan reports"; \
-	  for f in $$(ls $(SAN_DIR)); do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $(SAN_DIR)/$$f)"; done; \
+	  for f in $$reports; do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $$f)"; done; \
 	} | tee $(SAN_O)/sanitize.txt; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
 		cp $(SAN_O)/sanitize.txt $(RESULTS_DIR)/sanitize.txt && $(MAKE) --no-print-directory results; \
@@ -373,6 +380,22 @@ conformance: all
 	else echo "probecheck: RESULTS.md not rewritten (no make check results): see $(CONFORMANCE_DIR)/tracers.md"; fi; \
 	exit $$st
 
+# A benchmark, not a test (harness/run/bench): cost per hit as a ratio to
+# a system call, attach and detach per site, events per second, per attach
+# path and site kind, and for the other tracers; into $(O)/bench/host.
+# BENCH_KERNELS="NAME ..." (of ci/kernels, or specs) also in guests
+# (harness/kernels/bench-kernels: quick, ratios only under TCG) into
+# $(O)/bench/NAME.  After a `make check`, RESULTS.md gets the Cost section.
+BENCH_KERNELS ?=
+.PHONY: bench
+bench: all
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/run/bench -o $(O)/bench/host; st=$$?; \
+	if [ -n "$(BENCH_KERNELS)" ]; then \
+		PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/bench-kernels -o $(O)/bench $(BENCH_KERNELS) || st=1; \
+	fi; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ]; then $(MAKE) --no-print-directory results || st=1; fi; \
+	exit $$st
+
 # Fault injection: SOAK_N iterations per attach mode (make check runs a
 # sample of 5 per mode inside suites/faults.bats).
 SOAK_N ?= 200
@@ -408,6 +431,7 @@ help:
 	@echo '  sanitize     unit tests and every suite on an ASan+UBSan build ($(O)-san): 0 reports; into RESULTS.md'
 	@echo '  mutate       mutation testing of providers/: MUTANTS (100) mutants, unit tests + mapped suites, MUTATE_S (240) s each; score, survivors; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
+	@echo '  bench        cost per hit (x syscall), attach/detach per site, events/s, per path and kind; BENCH_KERNELS= in guests'
 	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
 	@echo '  flake        the suites FLAKE_N (20) times; lists every test whose outcome changed'

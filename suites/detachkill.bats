@@ -25,7 +25,10 @@
 # Every round is classified; the test reports the rate per attach path,
 # and fails (or reports K3) if any round left anything.
 # Rounds per path: PC_DETACHKILL_ROUNDS (default 5).
-# bats file_tags=faults
+# serial: it lands a SIGKILL mid-detach by timing (polling the tracer's
+# open perf events) and counts the kernel's K3 leaks: other suites' load
+# moves where the kill lands, so its rates would depend on what ran beside it.
+# bats file_tags=faults,serial
 
 load helpers/common
 

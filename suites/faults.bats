@@ -224,7 +224,7 @@ record_of() {
 # ours (pc_check_clean, with the stash), and the target restored if alive.
 assert_nothing_left() {
 	local new
-	new=$(pc_inv_uprobe_ours | pc_inv_new_lines "$PC_T/uprobes.before")
+	new=$(pc_inv_uprobe_ours | pc_inv_uprobe_scope | pc_inv_new_lines "$PC_T/uprobes.before")
 	[[ -z $new ]] || fail "uprobes of ours left: $new"
 	new=$(pc_inv_stash_names | pc_inv_new_lines "$PC_T/stash.before")
 	[[ -z $new ]] || fail "stash records left: $new"

@@ -10,7 +10,9 @@
 # (PROBECHECK_PREEMPT_GUARD=0: what differs is the kernel's, K5 in
 # ci/kernel-issues).
 #
-# bats file_tags=preempt
+# serial: K5 and K6 are decided by what preemption does on one CPU under a
+# load of its own; other suites' load beside it would change the odds.
+# bats file_tags=preempt,serial
 
 load helpers/common
 

@@ -192,7 +192,7 @@ dead_pid() {
 	run -1 --separate-stderr pc cleanup
 	assert_equal "${stderr%%$'\n'*}" "probecheck: stash: '$PROBECHECK_STASH': is not a directory: refusing it"
 	rm "$PROBECHECK_STASH"
-	run -1 grep '^[pr]:probecheck' <(grep -v "^p:$g/" "$UE")
+	run -1 grep '^[pr]:probecheck' <(grep -v "^p:$g/" "$UE" | pc_inv_uprobe_scope)
 	has_entry "$g/$(ev p)"
 }
 

@@ -460,3 +460,12 @@ probe_sites() {
 	done
 	((${#missing[@]} == 0)) || fail "no row in ci/mutate-suites: ${missing[*]}"
 }
+
+@test "structure.serial-reasons: serial suites: each suite tagged serial says why, in a '# serial:' comment above its tags" {
+	local f bad=()
+	for f in "$PROBECHECK_ROOT"/suites/*.bats; do
+		grep -qE '^# bats file_tags=(.*,)?serial(,|$)' "$f" || continue
+		grep -qE '^# serial: .{20,}' "$f" || bad+=("${f##*/}")
+	done
+	((${#bad[@]} == 0)) || fail "tagged serial without a '# serial: REASON' line: ${bad[*]}"
+}

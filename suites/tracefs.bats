@@ -49,9 +49,10 @@ entries() {
 	pc_inv_uprobe_all | awk -v g="$1" '{ split($1, a, "[:/]"); if (a[2] == g) print }' | sort
 }
 
-# all_ours: every uprobe_events line in a group starting "probecheck".
+# all_ours: every uprobe_events line in a group starting "probecheck" (on
+# this suite's files, when other suites run beside it).
 all_ours() {
-	pc_inv_uprobe_all | awk '{ split($1, a, "[:/]"); if (a[2] ~ /^probecheck/) print }' | sort
+	pc_inv_uprobe_all | pc_inv_uprobe_scope | awk '{ split($1, a, "[:/]"); if (a[2] ~ /^probecheck/) print }' | sort
 }
 
 # file_off FILE VADDR: the file offset of link-time VADDR (readelf PT_LOAD).

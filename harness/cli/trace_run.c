@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -292,6 +293,14 @@ static int follow_setup(const struct trace_opts *o,
 	return err;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	      struct site_set *ss)
 {
@@ -309,6 +318,7 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	struct pollfd pf[3];
 	sigset_t mask, old;
 	int rc = EXIT_RUNTIME, release = -1, answer = -1, sigfd, err;
+	double t0;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -338,7 +348,11 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	}
 	if (!o->to_all && session_add_pid(s, rs.rs_target))
 		goto out;
+	t0 = now_ms();
 	err = session_attach(s, ss, o->to_all || o->to_follow ? -1 : rs.rs_target);
+	/* make bench reads these two lines (harness/run/bench). */
+	pc_dbg("attach: %zu sites in %.3f ms (%s)", ss->ss_n, now_ms() - t0,
+	       session_attach_name(s));
 	if (err) {
 		/* ESRCH, or ENOENT on /proc/PID/root/...: say what happened. */
 		if (rs.rs_target > 0 && (err == -ESRCH || target_gone(&rs)))
@@ -365,7 +379,10 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	session_drain(s);       /* continue anyone stopped at a barrier */
 	/* Detach before the last drain: a -p or -a target still running
 	 * would otherwise hit between drain and count. */
+	t0 = now_ms();
 	session_detach(s);
+	pc_dbg("detach: %zu sites in %.3f ms (%s)", ss->ss_n, now_ms() - t0,
+	       session_attach_name(s));
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
 	if (summary(s, ss, fw))

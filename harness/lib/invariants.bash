@@ -50,6 +50,22 @@ pc_inv_uprobe_is_ours() {
 	_pc_inv_ours_name "$group" || _pc_inv_ours_name "$event"
 }
 
+# pc_inv_uprobe_scope: the uprobe_events lines of stdin a check may judge:
+# every one; beside other suites (PROBECHECK_PARALLEL=1, run-suites) only
+# those on a file under the suite's own directory (PROBECHECK_SUITE_DIR,
+# also when opened through /proc/PID/root): the others are theirs.
+pc_inv_uprobe_scope() {
+	local line own=${PROBECHECK_SUITE_DIR:-}
+	if [[ ${PROBECHECK_PARALLEL:-0} != 1 ]]; then
+		cat
+		return 0
+	fi
+	while IFS= read -r line; do
+		[[ -n $own && $line == *"$own/"* ]] && printf '%s\n' "$line"
+	done
+	return 0
+}
+
 # pc_inv_uprobe_ours: the lines of uprobe_events that are ours.
 pc_inv_uprobe_ours() {
 	local line

@@ -686,17 +686,16 @@ _pc_descends() {
 # process of this test holds; one held by nobody is the run's sweep's.
 _pc_violations() {
 	local mode=$1 line pid comm state tag sid kind id name bpf
-	local par=${PROBECHECK_PARALLEL:-0} own=${PROBECHECK_SUITE_DIR:-}
+	local par=${PROBECHECK_PARALLEL:-0}
 	local -A spawned=() old=() spare=() fine=() tagof=() held=()
 	local -a keep=()
 	while IFS= read -r line; do
-		[[ $par == 1 && $line != *" $own/"* ]] && continue
 		if pc_inv_uprobe_is_ours "$line"; then
 			echo "uprobe of ours left in uprobe_events: $line"
 		else
 			echo "new uprobe in uprobe_events: $line"
 		fi
-	done < <(pc_inv_uprobe_all | pc_inv_new_lines "$PC_T/uprobes.before")
+	done < <(pc_inv_uprobe_all | pc_inv_uprobe_scope | pc_inv_new_lines "$PC_T/uprobes.before")
 	if [[ $mode == mid && -s $PC_T/spawned ]]; then
 		while read -r pid; do spawned[$pid]=1; done <"$PC_T/spawned"
 	fi
@@ -925,10 +924,8 @@ _pc_teardown_body() {
 		# Remove what we can, so the next test starts clean.
 		[[ -x $PC_BIN ]] && "$PC_BIN" cleanup >>"$PC_LOG" 2>&1
 		while IFS= read -r line; do
-			# Beside other suites, only this suite's own.
-			[[ ${PROBECHECK_PARALLEL:-0} == 1 && $line != *" ${PROBECHECK_SUITE_DIR:-}/"* ]] && continue
 			pc_inv_remove_uprobe "$line"
-		done < <(pc_inv_uprobe_ours | pc_inv_new_lines "$PC_T/uprobes.before")
+		done < <(pc_inv_uprobe_ours | pc_inv_uprobe_scope | pc_inv_new_lines "$PC_T/uprobes.before")
 		pc_inv_stray_procs "$PC_T/procs.before" "$PC_TAG" "$PC_STRICT_PROCS" |
 			pc_inv_kill_procs
 	fi
