@@ -227,9 +227,9 @@ fixture_objects() {
 	[[ $stderr == *"'$BATS_TEST_TMPDIR/absent'"*"No such file"* ]] || fail "stderr: $stderr"
 }
 
-# start_fixture EXE LIB: run EXE with LIB dlopen()ed, parked on a fifo;
+# start_parked EXE LIB: run EXE with LIB dlopen()ed, parked on a fifo;
 # sets FX_PID once it is ready.  Teardown kills it.
-start_fixture() {
+start_parked() {
 	local ready=$BATS_TEST_TMPDIR/ready.$((++_nfx)) fifo pid
 	fifo=$(pc_fifo "park.$_nfx")
 	pc_spawn pid "$1" --oracle "$BATS_TEST_TMPDIR/oracle.$_nfx" \
@@ -261,7 +261,7 @@ list_pid_agrees() {
 	local -A biases=()
 	# Our own build products: missing is a failure, not a skip.
 	[[ -x $exe && -f $lib ]] || fail "fixture '$exe' or '$lib' not built (make fixtures)"
-	start_fixture "$exe" "$lib"
+	start_parked "$exe" "$lib"
 	pc list --json -p "$FX_PID" >"$json"
 	out=$("$PC_TOOLS/notecmp" -p "$FX_PID" "$json" 2>&1) || st=$?
 	pc_log "$out"
