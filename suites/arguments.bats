@@ -138,7 +138,7 @@ check_variant() {
 	return 0
 }
 
-@test "every variant: natural probes of the executable and its library, and operand-form probes, trace exactly the oracle's values" {
+@test "arguments.every-variant: every variant: natural probes of the executable and its library, and operand-form probes, trace exactly the oracle's values" {
 	requires tracer:usdt tracer:usdt_args tracer:usdt_lib tracer:cmd
 	local v vs why report= nv=0 nbad=0
 	vs=$(fx_variants)
@@ -158,7 +158,7 @@ check_variant() {
 	[[ -z $report ]] || fail "$nbad of $nv variants failed:"$'\n'"$report"
 }
 
-@test "every variant: the 12th argument of a 12-argument probe is exact" {
+@test "arguments.twelfth-arg: every variant: the 12th argument of a 12-argument probe is exact" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	local v vs bin o t why report=
 	local vals=-9000000000000000001,-2000000002,18000000000000000003,4000000004,-30004,60005,-106,207,-9000000000000000009,-2000000010,18000000000000000011,4294967295
@@ -194,7 +194,7 @@ first_variant() {
 	head -n 1 <<<"$vs"
 }
 
-@test "a probe with no arguments traces with an empty argument list, once per hit" {
+@test "arguments.no-args: a probe with no arguments traces with an empty argument list, once per hit" {
 	requires tracer:usdt tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_bin "$(first_variant)")
@@ -204,7 +204,7 @@ first_variant() {
 	assert_output 7
 }
 
-@test "extreme values: INT64_MIN, UINT64_MAX and -1 in every width print exactly" {
+@test "arguments.extreme-values: extreme values: INT64_MIN, UINT64_MAX and -1 in every width print exactly" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json v vs
 	vs=$(fx_variants)
@@ -232,7 +232,7 @@ first_variant() {
 	done
 }
 
-@test "unreadable operands: null in their own slot, later arguments exact, a warning names each operand" {
+@test "arguments.unreadable-operands: unreadable operands: null in their own slot, later arguments exact, a warning names each operand" {
 	pc_probecheck_only "null for an operand it cannot read, and its warning text"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_bin "$(first_variant)")
@@ -257,7 +257,7 @@ first_variant() {
 	refute_output --partial 'fx:a2'
 }
 
-@test "a probe with three sites: every site fires, counts per site exact" {
+@test "arguments.three-sites: a probe with three sites: every site fires, counts per site exact" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json s
 	bin=$(fx_bin "$(first_variant)")
@@ -286,7 +286,7 @@ dup_oracle() {
 	grep -v "\"probe\":\"fx:dup\",.*\"args\":\[$((3 - $2))," "$1"
 }
 
-@test "the same probe name in the executable and the library: the path selects the object" {
+@test "arguments.same-name: the same probe name in the executable and the library: the path selects the object" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	local v bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json w
 	v=$(first_variant)
@@ -316,7 +316,7 @@ dup_oracle() {
 	done
 }
 
-@test "probes in a library attached by path before the program dlopens it fire when it calls in" {
+@test "arguments.lib-before-dlopen: probes in a library attached by path before the program dlopens it fire when it calls in" {
 	requires tracer:usdt_lib tracer:usdt_args tracer:cmd
 	local v bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	v=$(first_variant)

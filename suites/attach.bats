@@ -148,7 +148,7 @@ traced_resume() {
 	_pc_log_file "tracer stderr" "$ST_ERRF"
 }
 
-@test "a site the kernel refuses part way: exit 1 naming site and reason; earlier sites undone in the live process" {
+@test "attach.refused-partway: a site the kernel refuses part way: exit 1 naming site and reason; earlier sites undone in the live process" {
 	fxa
 	local R1=$BATS_TEST_TMPDIR/r1 R2=$BATS_TEST_TMPDIR/r2 F1 F2 pid oracle p
 	F1=$(pc_fifo f1)
@@ -179,7 +179,7 @@ traced_resume() {
 	assert_equal "$(pc_count_events "$oracle")" 0
 }
 
-@test "the failed attach had really attached the earlier sites: semaphores 1 and int3 at the failure, all undone after" {
+@test "attach.earlier-attached: the failed attach had really attached the earlier sites: semaphores 1 and int3 at the failure, all undone after" {
 	requires cmd:strace
 	fxa
 	local R1=$BATS_TEST_TMPDIR/r1 R2=$BATS_TEST_TMPDIR/r2 F1 F2 pid oracle p
@@ -226,7 +226,7 @@ traced_resume() {
 	assert_equal "$(pc_count_events "$oracle")" 0
 }
 
-@test "an object mapped later fails part way (--follow, '*'): only its sites are undone, the tracer goes on" {
+@test "attach.later-object: an object mapped later fails part way (--follow, '*'): only its sites are undone, the tracer goes on" {
 	fxa
 	local F1 F2 pid oracle err p
 	F1=$(pc_fifo f1)
@@ -272,7 +272,7 @@ traced_resume() {
 	assert_equal "$(pc_peek "$pid" "${SEMA[fxatt:z_after]}" 2)" 0
 }
 
-@test "control: each of the colliding probes attaches alone, sets its own semaphore and fires as the oracle says" {
+@test "attach.control-alone: control: each of the colliding probes attaches alone, sets its own semaphore and fires as the oracle says" {
 	fxa
 	local F pid oracle p i=0 R
 	F=$(pc_fifo f)
@@ -302,7 +302,7 @@ traced_resume() {
 	assert_untouched "$pid"
 }
 
-@test "a traced pid that exits during attach: exit 1, 'exited during attach', nothing left" {
+@test "attach.target-exits: a traced pid that exits during attach: exit 1, 'exited during attach', nothing left" {
 	requires cmd:strace
 	fxa
 	local pid
@@ -325,7 +325,7 @@ traced_resume() {
 	pc_check_clean
 }
 
-@test "-c: when the attach fails the command never runs" {
+@test "attach.cmd-never-runs: -c: when the attach fails the command never runs" {
 	fxa
 	local R=$BATS_TEST_TMPDIR/ran
 	run -1 --separate-stderr pc trace --attach=perf -c "$FXA ready:$R" "usdt:$FXA:fxatt:*"

@@ -240,26 +240,26 @@ check_pid_only() {
 	run -1 grep -q "\"pid\":$q," "$t"
 }
 
-@test "perf: arguments of every fx:* probe exact against the oracle, clang -O3 non-PIE" { check_arguments perf; }
-@test "tracefs: arguments of every fx:* probe exact against the oracle, gcc -O2 PIE" { check_arguments tracefs; }
-@test "multi: arguments of every fx:* probe exact against the oracle, two variants" { check_arguments multi; }
+@test "attachpaths.perf-arguments: perf: arguments of every fx:* probe exact against the oracle, clang -O3 non-PIE" { check_arguments perf; }
+@test "attachpaths.tracefs-arguments: tracefs: arguments of every fx:* probe exact against the oracle, gcc -O2 PIE" { check_arguments tracefs; }
+@test "attachpaths.multi-arguments: multi: arguments of every fx:* probe exact against the oracle, two variants" { check_arguments multi; }
 
-@test "perf: semaphore 0 before attach, 1 while traced, 0 after detach" { check_semaphores perf; }
-@test "tracefs: semaphore 0 before attach, 1 while traced, 0 after detach" { check_semaphores tracefs; }
-@test "multi: semaphore 0 before attach, 1 while traced, 0 after detach" { check_semaphores multi; }
+@test "attachpaths.perf-semaphores: perf: semaphore 0 before attach, 1 while traced, 0 after detach" { check_semaphores perf; }
+@test "attachpaths.tracefs-semaphores: tracefs: semaphore 0 before attach, 1 while traced, 0 after detach" { check_semaphores tracefs; }
+@test "attachpaths.multi-semaphores: multi: semaphore 0 before attach, 1 while traced, 0 after detach" { check_semaphores multi; }
 
-@test "perf: all-or-nothing on fx_attachfail, in one object and across two: semaphores and site bytes back" { check_all_or_nothing perf; }
-@test "tracefs: all-or-nothing on fx_attachfail, in one object and across two: semaphores and site bytes back" { check_all_or_nothing tracefs; }
-@test "multi: all-or-nothing on fx_attachfail, in one object and across two: semaphores and site bytes back" { check_all_or_nothing multi; }
+@test "attachpaths.perf-all-or-nothing: perf: all-or-nothing on fx_attachfail, in one object and across two: semaphores and site bytes back" { check_all_or_nothing perf; }
+@test "attachpaths.tracefs-all-or-nothing: tracefs: all-or-nothing on fx_attachfail, in one object and across two: semaphores and site bytes back" { check_all_or_nothing tracefs; }
+@test "attachpaths.multi-all-or-nothing: multi: all-or-nothing on fx_attachfail, in one object and across two: semaphores and site bytes back" { check_all_or_nothing multi; }
 
-@test "perf: a library named by PATH, dlopen'd after attach (-p): events and semaphore from the dlopen on" { check_dlopen perf; }
-@test "tracefs: a library named by PATH, dlopen'd after attach (-p): events and semaphore from the dlopen on" { check_dlopen tracefs; }
-@test "multi: a library named by PATH, dlopen'd after attach (-p): events and semaphore from the dlopen on" { check_dlopen multi; }
+@test "attachpaths.perf-dlopen: perf: a library named by PATH, dlopen'd after attach (-p): events and semaphore from the dlopen on" { check_dlopen perf; }
+@test "attachpaths.tracefs-dlopen: tracefs: a library named by PATH, dlopen'd after attach (-p): events and semaphore from the dlopen on" { check_dlopen tracefs; }
+@test "attachpaths.multi-dlopen: multi: a library named by PATH, dlopen'd after attach (-p): events and semaphore from the dlopen on" { check_dlopen multi; }
 
-@test "perf: --follow -c: a fork child's events exact under its own pid" { check_follow perf; }
-@test "tracefs: --follow -c: a fork child's events exact under its own pid" { check_follow tracefs; }
-@test "multi: --follow -c: a fork child's events exact under its own pid" { check_follow multi; }
+@test "attachpaths.perf-follow: perf: --follow -c: a fork child's events exact under its own pid" { check_follow perf; }
+@test "attachpaths.tracefs-follow: tracefs: --follow -c: a fork child's events exact under its own pid" { check_follow tracefs; }
+@test "attachpaths.multi-follow: multi: --follow -c: a fork child's events exact under its own pid" { check_follow multi; }
 
-@test "perf: -p traces only that process, every thread; another instance's semaphore stays 0" { check_pid_only perf; }
-@test "tracefs: -p traces only that process, every thread; another instance's semaphore stays 0" { check_pid_only tracefs; }
-@test "multi: -p traces only that process, every thread; another instance's semaphore stays 0" { check_pid_only multi; }
+@test "attachpaths.perf-pid-only: perf: -p traces only that process, every thread; another instance's semaphore stays 0" { check_pid_only perf; }
+@test "attachpaths.tracefs-pid-only: tracefs: -p traces only that process, every thread; another instance's semaphore stays 0" { check_pid_only tracefs; }
+@test "attachpaths.multi-pid-only: multi: -p traces only that process, every thread; another instance's semaphore stays 0" { check_pid_only multi; }

@@ -52,19 +52,19 @@ poke() {
 	printf "$esc" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
-@test "a missing file is refused, naming the path" {
+@test "badinput.missing-file: a missing file is refused, naming the path" {
 	bad list "$BATS_TEST_TMPDIR/no/such/file"
 	assert_err "'$BATS_TEST_TMPDIR/no/such/file': No such file or directory"
 	bad_trace "usdt:$BATS_TEST_TMPDIR/nope:fx:a0"
 	assert_err "'$BATS_TEST_TMPDIR/nope': No such file or directory"
 }
 
-@test "a directory is refused" {
+@test "badinput.directory-refused: a directory is refused" {
 	bad list "$BATS_TEST_TMPDIR"
 	assert_err "'$BATS_TEST_TMPDIR'"
 }
 
-@test "a file that is not ELF is refused, empty or text" {
+@test "badinput.not-elf: a file that is not ELF is refused, empty or text" {
 	printf 'hello\n' >"$BATS_TEST_TMPDIR/text"
 	bad list "$BATS_TEST_TMPDIR/text"
 	assert_err "'$BATS_TEST_TMPDIR/text': not an ELF file"
@@ -75,7 +75,7 @@ poke() {
 	assert_err "'$BATS_TEST_TMPDIR/text': not an ELF file"
 }
 
-@test "a truncated ELF file is refused at every cut" {
+@test "badinput.truncated-elf: a truncated ELF file is refused at every cut" {
 	local size cut f=$BATS_TEST_TMPDIR/cut
 	size=$(stat -c %s "$FX")
 	# Inside the ident, the header, the program headers, the middle, the
@@ -90,7 +90,7 @@ poke() {
 	done
 }
 
-@test "an ELF file without USDT notes is refused: no .note.stapsdt" {
+@test "badinput.no-notes: an ELF file without USDT notes is refused: no .note.stapsdt" {
 	local elf=/bin/true
 	# Check, not assume: it must be ELF and carry no stapsdt note.
 	run -0 readelf -h "$elf"
@@ -102,7 +102,7 @@ poke() {
 	assert_err "'$elf': no \\.note\\.stapsdt section"
 }
 
-@test "a malformed note is refused, naming file, note and reason" {
+@test "badinput.malformed-note: a malformed note is refused, naming file, note and reason" {
 	local off f=$BATS_TEST_TMPDIR/fx_badnote
 	off=$(note_off "$FX")
 	# The section starts with the first note: namesz, descsz, type, "stapsdt".
@@ -127,19 +127,19 @@ poke() {
 	done
 }
 
-@test "a probe that matches nothing is refused, naming the probe" {
+@test "badinput.unmatched-probe: a probe that matches nothing is refused, naming the probe" {
 	bad_trace "usdt:$FX:fx:no_such_probe"
 	assert_err "probe 'usdt:$FX:fx:no_such_probe': no probe matches"
 	bad_trace "usdt:$FX:nosuchprov*:*"
 	assert_err "probe 'usdt:$FX:nosuchprov\\*:\\*': no probe matches"
 }
 
-@test "one unmatched probe among good ones refuses them all: nothing attached" {
+@test "badinput.one-unmatched: one unmatched probe among good ones refuses them all: nothing attached" {
 	bad_trace "usdt:$FX:fx:a0" "usdt:$FX:fx:sem_a" "usdt:$FX:fx:no_such_probe"
 	assert_err "probe 'usdt:$FX:fx:no_such_probe': no probe matches"
 }
 
-@test "a bad probe for a live process leaves it untouched" {
+@test "badinput.bad-probe-live: a bad probe for a live process leaves it untouched" {
 	requires root
 	local ready=$BATS_TEST_TMPDIR/fx.ready go prov name pc base sema args
 	go=$(pc_fifo go)
@@ -158,7 +158,7 @@ poke() {
 	pc_inv_alive "$P"
 }
 
-@test "a bad pid is refused: nonexistent, zero, negative, not a number, too big" {
+@test "badinput.bad-pid: a bad pid is refused: nonexistent, zero, negative, not a number, too big" {
 	local max
 	max=$(cat /proc/sys/kernel/pid_max)
 	# pid_max itself is never a pid: pids are below it.
@@ -174,7 +174,7 @@ poke() {
 	done
 }
 
-@test "a malformed probe spec is refused, naming the spec and what is wrong" {
+@test "badinput.malformed-spec: a malformed probe spec is refused, naming the spec and what is wrong" {
 	local -A cases=(
 		["usdt:$FX:fx"]="expected KIND:PATH:PROVIDER:NAME"
 		["usdt:$FX"]="expected KIND:PATH:PROVIDER:NAME"
@@ -197,7 +197,7 @@ poke() {
 	assert_err "probe '': expected KIND:PATH:PROVIDER:NAME"
 }
 
-@test "unknown options and commands are refused, naming them" {
+@test "badinput.unknown-options: unknown options and commands are refused, naming them" {
 	bad trace --bogus -c true "usdt:$FX:fx:a0"
 	assert_err "^probecheck: trace: unknown option '--bogus'"
 	bad list --bogus "$FX"
@@ -221,7 +221,7 @@ poke() {
 	assert_err "--str '99'"
 }
 
-@test "trace takes at most one of -c, -p and -a, and needs a probe" {
+@test "badinput.trace-modes: trace takes at most one of -c, -p and -a, and needs a probe" {
 	bad trace -c true -p 1 "usdt:$FX:fx:a0"
 	assert_err "give at most one of -c CMD, -p PID or -a"
 	bad trace -a -p 1 "usdt:$FX:fx:a0"

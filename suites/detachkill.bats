@@ -118,12 +118,12 @@ verdict() {
 	((MID > 0)) || skip "no round landed mid-detach: every SIGKILL came with 0 or 20 of the 20 perf events open (the detach outran the 2 ms polling)"
 }
 
-@test "perf: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
+@test "detachkill.perf-mid-detach: perf: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
 	rounds perf
 	verdict perf
 }
 
-@test "tracefs: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
+@test "detachkill.tracefs-mid-detach: tracefs: SIGKILL of the tracer mid-detach leaves no breakpoint, raised semaphore or leaked uprobe" {
 	rounds tracefs
 	verdict tracefs
 }

@@ -95,7 +95,7 @@ fixture_objects() {
 	return 0
 }
 
-@test "notecmp reports each field that differs and fails (self-check of the comparator)" {
+@test "discovery.notecmp-selfcheck: notecmp reports each field that differs and fails (self-check of the comparator)" {
 	pc_probecheck_only "a self-check of the comparator"
 	requires "file:$PYTHON"
 	local json=$BATS_TEST_TMPDIR/py.json bad=$BATS_TEST_TMPDIR/bad.json
@@ -123,7 +123,7 @@ fixture_objects() {
 	assert_output --partial 'instead of null'
 }
 
-@test "list --json agrees with readelf -n on every fixture executable and library of every variant" {
+@test "discovery.fixtures-agree: list --json agrees with readelf -n on every fixture executable and library of every variant" {
 	requires tracer:list
 	local objs f n=0 nlib=0 sites=0 failed=()
 	objs=$(fixture_objects 2>"$BATS_TEST_TMPDIR/fx.err") || fail "fixtures: $(cat "$BATS_TEST_TMPDIR/fx.err")"
@@ -139,7 +139,7 @@ fixture_objects() {
 		fail "compared $n objects ($nlib libraries): fewer than the variants plus a library"
 }
 
-@test "list --json agrees with readelf -n on /usr/bin/python3.11: 8 probes, all with semaphores" {
+@test "discovery.python-agrees: list --json agrees with readelf -n on /usr/bin/python3.11: 8 probes, all with semaphores" {
 	requires tracer:list
 	requires "file:$PYTHON"
 	notes_agree "$PYTHON"
@@ -149,7 +149,7 @@ fixture_objects() {
 		fail "expected a semaphore on every site: $(cat "$NOTES_JSON")"
 }
 
-@test "list --json agrees with readelf -n on libstdc++.so.6: 3 probes without semaphores" {
+@test "discovery.libstdcxx-agrees: list --json agrees with readelf -n on libstdc++.so.6: 3 probes without semaphores" {
 	requires tracer:list
 	requires "file:$LIBSTDCXX"
 	notes_agree "$LIBSTDCXX"
@@ -159,7 +159,7 @@ fixture_objects() {
 		fail "expected no semaphores: $(cat "$NOTES_JSON")"
 }
 
-@test "list --json agrees with readelf -n on PostgreSQL 15's postgres (semaphores, constant operands)" {
+@test "discovery.postgres-agrees: list --json agrees with readelf -n on PostgreSQL 15's postgres (semaphores, constant operands)" {
 	requires tracer:list
 	requires "file:$POSTGRES"
 	notes_agree "$POSTGRES"
@@ -172,7 +172,7 @@ fixture_objects() {
 		fail "no constant operand among the sites"
 }
 
-@test "list --json agrees with readelf -n on all sites of OpenJDK 17's libjvm.so" {
+@test "discovery.libjvm-agrees: list --json agrees with readelf -n on all sites of OpenJDK 17's libjvm.so" {
 	requires tracer:list
 	requires "file:$LIBJVM"
 	notes_agree "$LIBJVM"
@@ -185,7 +185,7 @@ fixture_objects() {
 	(($(sites_in "$NOTES_JSON" '.args == ""') > 0)) || fail "no site with empty args"
 }
 
-@test "list --json agrees with readelf -n on every ELF file with .note.stapsdt under /usr/bin and /usr/lib" {
+@test "discovery.system-elf: list --json agrees with readelf -n on every ELF file with .note.stapsdt under /usr/bin and /usr/lib" {
 	requires tracer:list
 	local objs f n=0 sites=0 failed=()
 	# /usr/lib/jvm is under /usr/lib.  Headers only: seconds, not minutes.
@@ -206,14 +206,14 @@ fixture_objects() {
 	grep -q 'libstdc++\.so\.6' <<<"$objs" || fail "scan missed libstdc++.so.6"
 }
 
-@test "list of an ELF file without USDT notes exits 2 naming the file and the missing section" {
+@test "discovery.list-no-notes: list of an ELF file without USDT notes exits 2 naming the file and the missing section" {
 	pc_probecheck_only "its command-line errors"
 	run -2 --separate-stderr pc list --json /bin/true
 	assert_output ''
 	[[ $stderr == *"'/bin/true'"*"no .note.stapsdt section"* ]] || fail "stderr: $stderr"
 }
 
-@test "list of a file that is not ELF, or is truncated, exits 2 naming the file and the reason" {
+@test "discovery.list-not-elf: list of a file that is not ELF, or is truncated, exits 2 naming the file and the reason" {
 	pc_probecheck_only "its command-line errors"
 	requires "file:$PYTHON"
 	local trunc=$BATS_TEST_TMPDIR/python-truncated
@@ -227,9 +227,9 @@ fixture_objects() {
 	[[ $stderr == *"'$BATS_TEST_TMPDIR/absent'"*"No such file"* ]] || fail "stderr: $stderr"
 }
 
-# start_fixture EXE LIB: run EXE with LIB dlopen()ed, parked on a fifo;
+# start_parked EXE LIB: run EXE with LIB dlopen()ed, parked on a fifo;
 # sets FX_PID once it is ready.  Teardown kills it.
-start_fixture() {
+start_parked() {
 	local ready=$BATS_TEST_TMPDIR/ready.$((++_nfx)) fifo pid
 	fifo=$(pc_fifo "park.$_nfx")
 	pc_spawn pid "$1" --oracle "$BATS_TEST_TMPDIR/oracle.$_nfx" \
@@ -261,7 +261,7 @@ list_pid_agrees() {
 	local -A biases=()
 	# Our own build products: missing is a failure, not a skip.
 	[[ -x $exe && -f $lib ]] || fail "fixture '$exe' or '$lib' not built (make fixtures)"
-	start_fixture "$exe" "$lib"
+	start_parked "$exe" "$lib"
 	pc list --json -p "$FX_PID" >"$json"
 	out=$("$PC_TOOLS/notecmp" -p "$FX_PID" "$json" 2>&1) || st=$?
 	pc_log "$out"
@@ -286,12 +286,12 @@ list_pid_agrees() {
 	return 0
 }
 
-@test "list -p on a running PIE fixture lists every object's sites with pid and addr = pc + load bias" {
+@test "discovery.list-pid-pie: list -p on a running PIE fixture lists every object's sites with pid and addr = pc + load bias" {
 	pc_probecheck_only "list -p (runtime addresses)"
 	list_pid_agrees "$PC_FIXTURES/fx_gcc_O2_pie" "$PC_FIXTURES/libfx_gcc_O2.so"
 }
 
-@test "list -p on a running non-PIE fixture gives the executable's sites at their link-time addresses" {
+@test "discovery.list-pid-nopie: list -p on a running non-PIE fixture gives the executable's sites at their link-time addresses" {
 	pc_probecheck_only "list -p (runtime addresses)"
 	list_pid_agrees "$PC_FIXTURES/fx_clang_O0_nopie" "$PC_FIXTURES/libfx_clang_O0.so"
 }

@@ -446,126 +446,126 @@ entries_signal() {
 # ---------------------------------------------------------------------------
 # perf attach mode (the default)
 
-@test "perf: tracer SIGKILLed after the first site is attached: nothing left, target restored" {
+@test "faults.perf-kill-first-site: perf: tracer SIGKILLed after the first site is attached: nothing left, target restored" {
 	attach_kill perf 1
 }
 
-@test "perf: tracer SIGKILLed with 6 of 10 sites attached: nothing left, target restored" {
+@test "faults.perf-kill-six-sites: perf: tracer SIGKILLed with 6 of 10 sites attached: nothing left, target restored" {
 	attach_kill perf 6
 }
 
-@test "perf: tracer SIGKILLed after the last site is attached, before ready: nothing left" {
+@test "faults.perf-kill-before-ready: perf: tracer SIGKILLed after the last site is attached, before ready: nothing left" {
 	attach_kill perf 10
 }
 
-@test "perf: SIGINT during attach: the attach completes, then a clean detach, exit 0" {
+@test "faults.perf-int-during-attach: perf: SIGINT during attach: the attach completes, then a clean detach, exit 0" {
 	attach_stop perf INT
 }
 
-@test "perf: SIGTERM during attach: the attach completes, then a clean detach, exit 0" {
+@test "faults.perf-term-during-attach: perf: SIGTERM during attach: the attach completes, then a clean detach, exit 0" {
 	attach_stop perf TERM
 }
 
-@test "perf: SIGINT while tracing: exit 0, nothing left" {
+@test "faults.perf-int-tracing: perf: SIGINT while tracing: exit 0, nothing left" {
 	tracing_signal perf INT
 }
 
-@test "perf: SIGTERM while tracing: exit 0, nothing left" {
+@test "faults.perf-term-tracing: perf: SIGTERM while tracing: exit 0, nothing left" {
 	tracing_signal perf TERM
 }
 
-@test "perf: SIGKILL while tracing: the kernel undoes it all, target restored" {
+@test "faults.perf-kill-tracing: perf: SIGKILL while tracing: the kernel undoes it all, target restored" {
 	tracing_signal perf KILL
 }
 
-@test "perf: SIGKILL during detach (5 of 10 links gone): nothing left" {
+@test "faults.perf-kill-during-detach: perf: SIGKILL during detach (5 of 10 links gone): nothing left" {
 	detach_signal perf KILL
 }
 
-@test "perf: a second SIGINT during detach: the detach completes, nothing left" {
+@test "faults.perf-second-int-detach: perf: a second SIGINT during detach: the detach completes, nothing left" {
 	detach_signal perf INT
 }
 
-@test "perf: SIGTERM during detach: the detach completes, nothing left" {
+@test "faults.perf-term-during-detach: perf: SIGTERM during detach: the detach completes, nothing left" {
 	detach_signal perf TERM
 }
 
-@test "perf: target SIGKILLed during attach: exit 1 'exited during attach', nothing left" {
+@test "faults.perf-target-killed-attach: perf: target SIGKILLed during attach: exit 1 'exited during attach', nothing left" {
 	target_gone_during_attach perf kill
 }
 
-@test "perf: target exiting during attach: exit 1 'exited during attach', nothing left" {
+@test "faults.perf-target-exits-attach: perf: target exiting during attach: exit 1 'exited during attach', nothing left" {
 	target_gone_during_attach perf exit
 }
 
-@test "perf: -c command SIGKILLed during attach: exit 1, both reported, nothing left" {
+@test "faults.perf-cmd-killed-attach: perf: -c command SIGKILLed during attach: exit 1, both reported, nothing left" {
 	command_killed_during_attach perf
 }
 
 # ---------------------------------------------------------------------------
 # tracefs attach mode
 
-@test "tracefs: tracer SIGKILLed after the first site: its entry and record stay until cleanup, then nothing" {
+@test "faults.tracefs-kill-first-site: tracefs: tracer SIGKILLed after the first site: its entry and record stay until cleanup, then nothing" {
 	attach_kill tracefs 1
 }
 
-@test "tracefs: tracer SIGKILLed with 6 of 10 sites attached: 6 entries recorded, cleanup removes them" {
+@test "faults.tracefs-kill-six-sites: tracefs: tracer SIGKILLed with 6 of 10 sites attached: 6 entries recorded, cleanup removes them" {
 	attach_kill tracefs 6
 }
 
-@test "tracefs: tracer SIGKILLed after the last site, before ready: cleanup removes all 10" {
+@test "faults.tracefs-kill-before-ready: tracefs: tracer SIGKILLed after the last site, before ready: cleanup removes all 10" {
 	attach_kill tracefs 10
 }
 
-@test "tracefs: SIGINT during attach: the attach completes, then a clean detach, no record" {
+@test "faults.tracefs-int-during-attach: tracefs: SIGINT during attach: the attach completes, then a clean detach, no record" {
 	attach_stop tracefs INT
 }
 
-@test "tracefs: SIGTERM during attach: the attach completes, then a clean detach, no record" {
+@test "faults.tracefs-term-during-attach: tracefs: SIGTERM during attach: the attach completes, then a clean detach, no record" {
 	attach_stop tracefs TERM
 }
 
-@test "tracefs: SIGINT while tracing: exit 0, no entry, no record" {
+@test "faults.tracefs-int-tracing: tracefs: SIGINT while tracing: exit 0, no entry, no record" {
 	tracing_signal tracefs INT
 }
 
-@test "tracefs: SIGTERM while tracing: exit 0, no entry, no record" {
+@test "faults.tracefs-term-tracing: tracefs: SIGTERM while tracing: exit 0, no entry, no record" {
 	tracing_signal tracefs TERM
 }
 
-@test "tracefs: SIGKILL while tracing: target restored at once, entries until cleanup" {
+@test "faults.tracefs-kill-tracing: tracefs: SIGKILL while tracing: target restored at once, entries until cleanup" {
 	tracing_signal tracefs KILL
 }
 
-@test "tracefs: SIGKILL during detach of the links: all entries recorded, cleanup removes them" {
+@test "faults.tracefs-kill-during-detach: tracefs: SIGKILL during detach of the links: all entries recorded, cleanup removes them" {
 	detach_signal tracefs KILL
 }
 
-@test "tracefs: a second SIGINT during detach of the links: the detach completes, nothing left" {
+@test "faults.tracefs-second-int-detach: tracefs: a second SIGINT during detach of the links: the detach completes, nothing left" {
 	detach_signal tracefs INT
 }
 
-@test "tracefs: SIGTERM during detach of the links: the detach completes, nothing left" {
+@test "faults.tracefs-term-during-detach: tracefs: SIGTERM during detach of the links: the detach completes, nothing left" {
 	detach_signal tracefs TERM
 }
 
-@test "tracefs: SIGKILL during removal of the entries (3 of 10 gone): cleanup removes the other 7" {
+@test "faults.tracefs-kill-during-removal: tracefs: SIGKILL during removal of the entries (3 of 10 gone): cleanup removes the other 7" {
 	entries_signal tracefs KILL
 }
 
-@test "tracefs: SIGTERM during removal of the entries: the removal completes, no record" {
+@test "faults.tracefs-term-during-removal: tracefs: SIGTERM during removal of the entries: the removal completes, no record" {
 	entries_signal tracefs TERM
 }
 
-@test "tracefs: target SIGKILLed during attach: exit 1 'exited during attach', nothing left" {
+@test "faults.tracefs-target-killed-attach: tracefs: target SIGKILLed during attach: exit 1 'exited during attach', nothing left" {
 	target_gone_during_attach tracefs kill
 }
 
-@test "tracefs: target exiting during attach: exit 1 'exited during attach', nothing left" {
+@test "faults.tracefs-target-exits-attach: tracefs: target exiting during attach: exit 1 'exited during attach', nothing left" {
 	target_gone_during_attach tracefs exit
 }
 
-@test "tracefs: -c command SIGKILLed during attach: exit 1, both reported, nothing left" {
+@test "faults.tracefs-cmd-killed-attach: tracefs: -c command SIGKILLed during attach: exit 1, both reported, nothing left" {
 	command_killed_during_attach tracefs
 }
 
@@ -573,7 +573,7 @@ entries_signal() {
 # Random fault points: a sample of harness/run/soak, 3 per mode (1.6 s each
 # here; 10 was 48 s of make check's 8 minutes, 5 25 s); `make soak` runs 200.
 
-@test "soak sample: 3 random faults per attach mode (perf, tracefs, multi), every invariant holds after cleanup" {
+@test "faults.soak-sample: soak sample: 3 random faults per attach mode (perf, tracefs, multi), every invariant holds after cleanup" {
 	requires cmd:strace "file:$PC_FIXTURES/fx_many"
 	run -0 "$PROBECHECK_ROOT/harness/run/soak" -n 3
 	assert_line --regexp '^soak: perf: 3 iterations, 0 leaks,'
@@ -603,7 +603,7 @@ nested() {
 		PC_RUN_TAG="$PC_TAG/nested" BATS_TEST_TIMEOUT=60 bats --tap "$f" 2>&1
 }
 
-@test "checker: an int3 or a raised semaphore left in a surviving fixture fails the test" {
+@test "faults.checker-sites: checker: an int3 or a raised semaphore left in a surviving fixture fails the test" {
 	requires "file:$PC_FIXTURES/fx_many"
 	run -1 nested sites <<-EOF
 		start() {
@@ -619,29 +619,29 @@ nested() {
 		note() {
 			pc_elf_notes "$PC_FIXTURES/fx_many" | awk -v p="\$1" '\$1 ":" \$2 == p { print \$3, \$5 }'
 		}
-		TEST "untouched" { start; }
-		TEST "int3" { start; read -r pc sema < <(note fxm:n7); poke "\$P" "\$pc" '\\xcc'; }
-		TEST "semaphore" { start; read -r pc sema < <(note fxm:s3); poke "\$P" "\$sema" '\\x01'; }
+		TEST "sites.untouched-fixture: untouched" { start; }
+		TEST "sites.int3-left: int3" { start; read -r pc sema < <(note fxm:n7); poke "\$P" "\$pc" '\\xcc'; }
+		TEST "sites.sema-raised: semaphore" { start; read -r pc sema < <(note fxm:s3); poke "\$P" "\$sema" '\\x01'; }
 	EOF
-	assert_line "ok 1 untouched"
-	assert_line "not ok 2 int3"
+	assert_line "ok 1 sites.untouched-fixture: untouched"
+	assert_line "not ok 2 sites.int3-left: int3"
 	assert_output --regexp "probe site fxm:n7 of '$PC_FIXTURES/fx_many' in pid [0-9]+ at 0x[0-9a-f]+ holds 'cc [0-9a-f ]+', the file has '90 [0-9a-f ]+'"
-	assert_line "not ok 3 semaphore"
+	assert_line "not ok 3 sites.sema-raised: semaphore"
 	assert_output --regexp "semaphore of fxm:s3 of '$PC_FIXTURES/fx_many' in pid [0-9]+ at 0x[0-9a-f]+ reads 1, the file has 0"
 }
 
-@test "checker: a stash record left by a test fails it; one from before the test does not" {
+@test "faults.checker-stash: checker: a stash record left by a test fails it; one from before the test does not" {
 	local stash=$BATS_TEST_TMPDIR/stash
 	mkdir -m 0700 "$stash"
 	printf 'probecheck-stash 1\ntracer 4000001 1\n' >"$stash/4000001-1"
-	run -1 nested stash PROBECHECK_STASH="$stash" <<-EOF
-		TEST "leaves nothing" { :; }
-		TEST "leaves a record" {
+	run -1 nested stashrec PROBECHECK_STASH="$stash" <<-EOF
+		TEST "stashrec.leaves-nothing: leaves nothing" { :; }
+		TEST "stashrec.leaves-record: leaves a record" {
 			printf 'probecheck-stash 1\ntracer 4000002 1\n' >"$stash/4000002-1"
 		}
 	EOF
-	assert_line "ok 1 leaves nothing"
-	assert_line "not ok 2 leaves a record"
+	assert_line "ok 1 stashrec.leaves-nothing: leaves nothing"
+	assert_line "not ok 2 stashrec.leaves-record: leaves a record"
 	assert_output --partial "stash record left: $stash/4000002-1 (tracer 4000002 dead)"
 	refute_output --partial "stash record left: $stash/4000001-1"
 	# The failing test's teardown ran `probecheck cleanup`: its record went.

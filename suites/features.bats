@@ -17,7 +17,7 @@ load helpers/results
 
 PC_REQUIRES=(root)
 
-@test "the capabilities probed on this kernel are the ones measured on it before (ci/kernel-caps)" {
+@test "features.kernel-caps: the capabilities probed on this kernel are the ones measured on it before (ci/kernel-caps)" {
 	local caps want c v got why feat bad=()
 	unset PROBECHECK_SITE_ID	# what the kernel decides, not a forced choice
 	caps=$(pc_caps_file)
@@ -42,7 +42,7 @@ deny() {
 	PC_WRAP=("$PC_TOOLS/pc-deny" "$@" --)
 }
 
-@test "no BPF links (BPF_LINK_CREATE refused, as before 5.7): features says no uprobe_multi with the kernel's reason, auto traces through perf by place, exact" {
+@test "features.no-bpf-links: no BPF links (BPF_LINK_CREATE refused, as before 5.7): features says no uprobe_multi with the kernel's reason, auto traces through perf by place, exact" {
 	requires bpf uprobe_pmu
 	local -a PC_WRAP
 	local fx o t
@@ -72,7 +72,7 @@ deny() {
 	(($(wc -l <<<"$stderr") == 1)) || fail "more than the reason: $stderr"
 }
 
-@test "no bpf_cookie (BPF_PROG_LOAD refused, as a kprobe program calling bpf_get_attach_cookie is before 5.15): features says no and goes by place" {
+@test "features.no-bpf-cookie: no bpf_cookie (BPF_PROG_LOAD refused, as a kprobe program calling bpf_get_attach_cookie is before 5.15): features says no and goes by place" {
 	requires bpf
 	local -a PC_WRAP
 	deny bpf:PROG_LOAD
@@ -84,7 +84,7 @@ deny() {
 	assert_line attach_auto=perf
 }
 
-@test "perf_event_open refused (a locked-down kernel): the PMU is still found, a trace fails naming the site and the refusal (exit 1), nothing left" {
+@test "features.perf-open-refused: perf_event_open refused (a locked-down kernel): the PMU is still found, a trace fails naming the site and the refusal (exit 1), nothing left" {
 	requires bpf
 	local -a PC_WRAP
 	local fx
@@ -98,7 +98,7 @@ deny() {
 		fail "site or reason not named: $stderr"
 }
 
-@test "no uprobe PMU (sysfs hidden in a mount namespace, as before 4.17): features says so, --attach=perf fails with the same reason, naming the file, auto still traces exactly" {
+@test "features.no-uprobe-pmu: no uprobe PMU (sysfs hidden in a mount namespace, as before 4.17): features says so, --attach=perf fails with the same reason, naming the file, auto still traces exactly" {
 	requires bpf cmd:unshare
 	local fx o t
 	fx=$(fx_bin gcc_O2_pie)
@@ -143,7 +143,7 @@ required_keys() {
 	} | tr ' \t' '\n\n' | grep -E '^[a-z][a-z0-9_]*$' | sort -u
 }
 
-@test "every capability a suite requires is a row of 'probecheck features' (one key per capability)" {
+@test "features.requires-rows: every capability a suite requires is a row of 'probecheck features' (one key per capability)" {
 	local k keys missing=()
 	run -0 pc features
 	keys=$(required_keys)
@@ -154,7 +154,7 @@ required_keys() {
 	((${#missing[@]} == 0)) || fail "required, but not a row of 'probecheck features': ${missing[*]}"
 }
 
-@test "a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities" {
+@test "features.fake-row: a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities" {
 	requires cmd:python3
 	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE)'
 	export PROBECHECK_FEATURE_FAKE=pc_fake_row

@@ -29,7 +29,7 @@ pids_of() {
 	grep -o '"pid":[0-9]*' "$1" | sort -u | cut -d: -f2 | xargs
 }
 
-@test "-p: a forked child runs into the inherited breakpoints unharmed and gives no events; the parent's are exact" {
+@test "follow.pid-fork-child: -p: a forked child runs into the inherited breakpoints unharmed and gives no events; the parent's are exact" {
 	requires tracer:semaphores tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json child
 	fx=$(fx_bin "$FXV")
@@ -56,7 +56,7 @@ pids_of() {
 	assert_sema "$(sema_seen "$o" fx:sem_a "$child")" "1 1 0 0"
 }
 
-@test "-p: a vfork child's hits land on the parent's breakpoints in the parent's mm and give no events" {
+@test "follow.pid-vfork-child: -p: a vfork child's hits land on the parent's breakpoints in the parent's mm and give no events" {
 	requires tracer:usdt tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json child
 	fx=$(fx_bin vfork)
@@ -74,7 +74,7 @@ pids_of() {
 	assert_summary 3 "$t.err"
 }
 
-@test "--follow -c: children and grandchildren of fork, exact, each under its own pid" {
+@test "follow.fork-tree: --follow -c: children and grandchildren of fork, exact, each under its own pid" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_follow)
@@ -86,7 +86,7 @@ pids_of() {
 	assert_equal "$(pids_of "$t" | wc -w)" 3
 }
 
-@test "--follow -p: a vfork child is followed: its hits in the parent's mm are events under its own pid" {
+@test "follow.vfork-followed: --follow -p: a vfork child is followed: its hits in the parent's mm are events under its own pid" {
 	requires tracer:follow tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_vfork "$(fx_bin vfork)")
@@ -101,7 +101,7 @@ pids_of() {
 	assert_equal "$(pids_of "$t" | wc -w)" 3
 }
 
-@test "--follow: 8 threads firing at once, every event exact" {
+@test "follow.eight-threads: --follow: 8 threads firing at once, every event exact" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_threads)
@@ -114,7 +114,7 @@ pids_of() {
 	assert_output 9
 }
 
-@test "--follow: exec of the same binary keeps tracing (uprobes are per inode)" {
+@test "follow.exec-same: --follow: exec of the same binary keeps tracing (uprobes are per inode)" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_same)
@@ -125,7 +125,7 @@ pids_of() {
 	assert_summary 6
 }
 
-@test "--follow: exec of another binary named by an explicit PATH is traced from its first instruction" {
+@test "follow.exec-other: --follow: exec of another binary named by an explicit PATH is traced from its first instruction" {
 	requires tracer:follow tracer:cmd
 	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_one)
@@ -137,7 +137,7 @@ pids_of() {
 	assert_summary 5
 }
 
-@test "--follow with PATH '*': each new image is searched and attached at exec, before it runs" {
+@test "follow.star-exec: --follow with PATH '*': each new image is searched and attached at exec, before it runs" {
 	requires tracer:follow tracer:star tracer:cmd
 	local fx fx2 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_one)
@@ -153,7 +153,7 @@ pids_of() {
 	[[ $stderr != *"barriers not taken"* ]] || fail "a barrier was lost: $stderr"
 }
 
-@test "--follow with PATH '*': exec into a static executable (no dynamic linker) is attached at the exec barrier: its first hit is traced" {
+@test "follow.star-static: --follow with PATH '*': exec into a static executable (no dynamic linker) is attached at the exec barrier: its first hit is traced" {
 	requires tracer:follow tracer:star tracer:cmd
 	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_one)
@@ -167,7 +167,7 @@ pids_of() {
 	assert_summary 5
 }
 
-@test "--follow -p with PATH '*': a process and its child, both started before the tracer, exec another binary" {
+@test "follow.star-pid-exec: --follow -p with PATH '*': a process and its child, both started before the tracer, exec another binary" {
 	requires tracer:follow tracer:star tracer:pid
 	local fx fx2 pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local cready=$BATS_TEST_TMPDIR/child.ready cgo child
@@ -192,7 +192,7 @@ pids_of() {
 	assert_summary 5 "$t.err"
 }
 
-@test "--follow: a process that exits leaves the set: 5000 short-lived children in turn, all followed (the set holds 4096)" {
+@test "follow.exit-leaves-set: --follow: a process that exits leaves the set: 5000 short-lived children in turn, all followed (the set holds 4096)" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_many)
@@ -204,7 +204,7 @@ pids_of() {
 	assert_summary 5000
 }
 
-@test "--follow: a child orphaned before its first hit is still followed: it joined at its fork" {
+@test "follow.orphan-kept: --follow: a child orphaned before its first hit is still followed: it joined at its fork" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json done=$BATS_TEST_TMPDIR/done go
 	fx=$(private fx_orphan)
@@ -222,7 +222,7 @@ pids_of() {
 # The kernel can skip a run of the fork tracepoint program (K6 in
 # ci/kernel-issues); PROBECHECK_SKIP_TP=fork makes the program skip every
 # fork of a followed process, as K6 does at random.
-@test "--follow: children whose fork the tracepoint program skipped join at their first hit: 250 children and 250 grandchildren exact" {
+@test "follow.skipped-fork-joins: --follow: children whose fork the tracepoint program skipped join at their first hit: 250 children and 250 grandchildren exact" {
 	pc_probecheck_only "its fork-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_late)
@@ -236,7 +236,7 @@ pids_of() {
 		fail "follow line: $stderr"
 }
 
-@test "--follow: a child whose fork was skipped and that is orphaned before its first hit is lost, and the tracer says so: exit 1" {
+@test "follow.skipped-orphan-lost: --follow: a child whose fork was skipped and that is orphaned before its first hit is lost, and the tracer says so: exit 1" {
 	pc_probecheck_only "its fork-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json done=$BATS_TEST_TMPDIR/done go
 	fx=$(private fx_lost)
@@ -254,7 +254,7 @@ pids_of() {
 	run -0 grep -c 'follow: the kernel skipped 1 runs of the fork tracepoint program (K6) and 2 hits came from processes outside the set' "$t.err"
 }
 
-@test "--follow -c: tracing ends when the command exits; a descendant still running goes on untraced and unharmed" {
+@test "follow.cmd-ends: --follow -c: tracing ends when the command exits; a descendant still running goes on untraced and unharmed" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local started=$BATS_TEST_TMPDIR/started done=$BATS_TEST_TMPDIR/done go sh_go
@@ -278,7 +278,7 @@ pids_of() {
 	pc_wait_until "$PC_TIMEOUT" bash -c "! kill -0 $(cat "$done") 2>/dev/null"
 }
 
-@test "--follow: a process stopped at a barrier when the tracer is interrupted is continued" {
+@test "follow.stopped-continued: --follow: a process stopped at a barrier when the tracer is interrupted is continued" {
 	requires tracer:follow tracer:star tracer:pid
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib
 	fx=$(private fx_stopped)
@@ -300,7 +300,7 @@ pids_of() {
 	assert_equal "$(grep -c '"probe"' "$o")" 2
 }
 
-@test "-a: every process mapping the object, including ones started after the tracer, until SIGINT" {
+@test "follow.all-later: -a: every process mapping the object, including ones started after the tracer, until SIGINT" {
 	requires tracer:semaphores tracer:all
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_all)
@@ -317,7 +317,7 @@ pids_of() {
 	assert_output 3
 }
 
-@test "no -c, -p or -a means system-wide, as -a: a process started after the tracer is traced" {
+@test "follow.default-all: no -c, -p or -a means system-wide, as -a: a process started after the tracer is traced" {
 	pc_probecheck_only "its command-line default"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_all)
@@ -329,7 +329,7 @@ pids_of() {
 	assert_summary 2 "$t.err"
 }
 
-@test "-a ends on SIGTERM; -a takes no '*', no --follow, no -c/-p" {
+@test "follow.all-sigterm: -a ends on SIGTERM; -a takes no '*', no --follow, no -c/-p" {
 	pc_probecheck_only "its command-line checks"
 	local fx t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_all)

@@ -28,7 +28,7 @@ run_as_pid() {
 	fail "run_as_pid: could not get pid $want in 100 tries"
 }
 
-@test "--follow: a pid recycled after an exit the tracepoint program skipped is not traced: the set knows each process by its start time" {
+@test "followpid.recycled-pid: --follow: a pid recycled after an exit the tracepoint program skipped is not traced: the set knows each process by its start time" {
 	pc_probecheck_only "its exit-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go child
 	fx=$(private fx_stale)

@@ -21,7 +21,7 @@ oraclecmp() {
 	"$PC_TOOLS/oraclecmp" "$@"
 }
 
-@test "oraclecmp: identical logs match, informational oracle lines ignored" {
+@test "harness.oraclecmp-identical: oraclecmp: identical logs match, informational oracle lines ignored" {
 	o=$(oc o.json <<-'EOF'
 		{"step":"start","pid":7}
 		{"probe":"fx:p_int","pid":7,"tid":8,"args":[1,-2,3]}
@@ -39,7 +39,7 @@ oraclecmp() {
 	assert_output "oraclecmp: 2 events match"
 }
 
-@test "oraclecmp: order does not matter, whitespace does not matter" {
+@test "harness.oraclecmp-order: oraclecmp: order does not matter, whitespace does not matter" {
 	o=$(oc o.json <<-'EOF'
 		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
 		{"probe":"fx:b","pid":1,"tid":2,"args":[2]}
@@ -57,7 +57,7 @@ oraclecmp() {
 	assert_output "oraclecmp: 3 events match"
 }
 
-@test "oraclecmp: duplicate counts are compared, both ways" {
+@test "harness.oraclecmp-counts: oraclecmp: duplicate counts are compared, both ways" {
 	o=$(oc o.json <<-'EOF'
 		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
 		{"probe":"fx:a","pid":1,"tid":1,"args":[1]}
@@ -77,7 +77,7 @@ oraclecmp() {
 	assert_line "oraclecmp: MISMATCH: 2 events match, 2 missing, 1 unexpected (oracle 4, trace 3)"
 }
 
-@test "oraclecmp: one argument off by one is a mismatch" {
+@test "harness.oraclecmp-off-by-one: oraclecmp: one argument off by one is a mismatch" {
 	o=$(oc o.json <<<'{"probe":"fx:p","pid":5,"tid":5,"args":[10,20,30]}')
 	t=$(oc t.json <<<'{"probe":"fx:p","pid":5,"tid":5,"args":[10,21,30]}')
 	run -1 oraclecmp "$o" "$t"
@@ -85,7 +85,7 @@ oraclecmp() {
 	assert_line 'unexpected (x1): {"probe":"fx:p","pid":5,"tid":5,"args":[10,21,30]}'
 }
 
-@test "oraclecmp: pid, tid and probe name all take part" {
+@test "harness.oraclecmp-fields: oraclecmp: pid, tid and probe name all take part" {
 	o=$(oc o.json <<<'{"probe":"fx:p","pid":5,"tid":6,"args":[1]}')
 	for t in '{"probe":"fx:p","pid":5,"tid":5,"args":[1]}' \
 		 '{"probe":"fx:p","pid":6,"tid":6,"args":[1]}' \
@@ -96,7 +96,7 @@ oraclecmp() {
 	done
 }
 
-@test "oraclecmp: 64-bit values are exact: u64 max is not -1, 2^63 is not 2^63-1" {
+@test "harness.oraclecmp-64bit: oraclecmp: 64-bit values are exact: u64 max is not -1, 2^63 is not 2^63-1" {
 	o=$(oc o.json <<-'EOF'
 		{"probe":"fx:u","pid":1,"tid":1,"args":[18446744073709551615]}
 		{"probe":"fx:s","pid":1,"tid":1,"args":[-9223372036854775808]}
@@ -126,14 +126,14 @@ oraclecmp() {
 	run -1 oraclecmp "$o" "$t"
 }
 
-@test "oraclecmp: -0 equals 0; null equals only null" {
+@test "harness.oraclecmp-zero-null: oraclecmp: -0 equals 0; null equals only null" {
 	o=$(oc o.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[0,null]}')
 	run -0 oraclecmp "$o" "$(oc t.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[-0,null]}')"
 	run -1 oraclecmp "$o" "$(oc t.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[0,0]}')"
 	run -1 oraclecmp "$o" "$(oc t.json <<<'{"probe":"fx:z","pid":1,"tid":1,"args":[0,"null"]}')"
 }
 
-@test "oraclecmp: strings compare by content, whatever the escape spelling" {
+@test "harness.oraclecmp-strings: oraclecmp: strings compare by content, whatever the escape spelling" {
 	o=$(oc o.json <<-'EOF'
 		{"probe":"fx:s","pid":1,"tid":1,"args":["A/\"\\\n\t\u0001é😀"]}
 	EOF
@@ -152,7 +152,7 @@ oraclecmp() {
 	assert_output --partial 'missing (x1): {"probe":"fx:s","pid":1,"tid":1,"args":["5"]}'
 }
 
-@test "oraclecmp: --only restricts both sides to matching probes" {
+@test "harness.oraclecmp-only: oraclecmp: --only restricts both sides to matching probes" {
 	o=$(oc o.json <<-'EOF'
 		{"probe":"fx:keep_a","pid":1,"tid":1,"args":[1]}
 		{"probe":"fx:drop","pid":1,"tid":1,"args":[1]}
@@ -174,7 +174,7 @@ oraclecmp() {
 	assert_output "oraclecmp: 0 events match"
 }
 
-@test "oraclecmp: malformed input names the file and line, exit 2" {
+@test "harness.oraclecmp-malformed: oraclecmp: malformed input names the file and line, exit 2" {
 	# Syntax errors in jansson's words (harness/tools/jsonl.c), the rest
 	# in oraclecmp's.
 	good='{"probe":"fx:p","pid":1,"tid":1,"args":[1]}'
@@ -209,7 +209,7 @@ oraclecmp() {
 	done
 }
 
-@test "oraclecmp: a malformed oracle is reported too; oracle lines need no probe" {
+@test "harness.oraclecmp-malformed-oracle: oraclecmp: a malformed oracle is reported too; oracle lines need no probe" {
 	o=$(oc o.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1}')
 	t=$(oc t.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
 	run -2 oraclecmp "$o" "$t"
@@ -220,7 +220,7 @@ oraclecmp() {
 	assert_output --partial 'no "tid"'
 }
 
-@test "oraclecmp: bad usage and missing files exit 2" {
+@test "harness.oraclecmp-usage: oraclecmp: bad usage and missing files exit 2" {
 	o=$(oc o.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
 	run -2 oraclecmp "$o"
 	assert_output --partial "usage:"
@@ -231,7 +231,7 @@ oraclecmp() {
 	assert_output --partial "nope.json': No such file or directory"
 }
 
-@test "oraclecmp: a large multiset, shuffled, still matches; one drop is found" {
+@test "harness.oraclecmp-large: oraclecmp: a large multiset, shuffled, still matches; one drop is found" {
 	o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	for ((i = 0; i < 3000; i++)); do
 		printf '{"probe":"fx:p%d","pid":%d,"tid":%d,"args":[%d,-%d,"s%d"]}\n' \
@@ -245,7 +245,7 @@ oraclecmp() {
 	assert_output --partial "2999 events match, 1 missing, 0 unexpected"
 }
 
-@test "assert_oracle: passes on a match, fails on a mismatch and on nothing" {
+@test "harness.assert-oracle: assert_oracle: passes on a match, fails on a mismatch and on nothing" {
 	o=$(oc o.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
 	t=$(oc t.json <<<'{"probe":"fx:p","pid":1,"tid":1,"args":[1]}')
 	assert_oracle "$o" "$t"
@@ -271,7 +271,7 @@ start_sleeper() {
 	SLEEPER_BASE=0x$(awk '/fx_sleeper$/ { split($1, r, "-"); print r[1]; exit }' "/proc/$SLEEPER/maps")
 }
 
-@test "pc-peek: reads the ELF magic of a running process in every size" {
+@test "harness.pc-peek-sizes: pc-peek: reads the ELF magic of a running process in every size" {
 	start_sleeper
 	run -0 pc_peek_bytes "$SLEEPER" "$SLEEPER_BASE" 4
 	assert_output "7f 45 4c 46"
@@ -288,7 +288,7 @@ start_sleeper() {
 	assert_output $((0x00010102464c457f))
 }
 
-@test "pc-peek: bad input exits 2, a failed read exits 1" {
+@test "harness.pc-peek-errors: pc-peek: bad input exits 2, a failed read exits 1" {
 	start_sleeper
 	run -2 pc_peek "$SLEEPER" "$SLEEPER_BASE" 3
 	assert_output --partial "SIZE 3: must be 1, 2, 4 or 8"
@@ -307,7 +307,7 @@ start_sleeper() {
 	assert_output --partial "pid 999999999: no such process"
 }
 
-@test "pc_elf_notes and pc_load_bias find python's semaphores at rest" {
+@test "harness.elf-notes-python: pc_elf_notes and pc_load_bias find python's semaphores at rest" {
 	requires file:/usr/bin/python3.11
 	run -0 pc_elf_notes /usr/bin/python3.11
 	assert_line --regexp '^python function__entry 0x[0-9a-f]{16} 0x[0-9a-f]{16} 0x[0-9a-f]{16} 8@%rbp 8@%r12 -4@%eax$'
@@ -355,31 +355,31 @@ nested_run() {
 	env "${@:2}" bash -c "$(declare -f nested); BATS_TEST_TMPDIR='$BATS_TEST_TMPDIR' PC_TAG='$PC_TAG' nested $1"
 }
 
-@test "requires: skips with the probed reason; unknown capability fails" {
+@test "harness.requires-skips: requires: skips with the probed reason; unknown capability fails" {
 	caps=$BATS_TEST_TMPDIR/caps
 	printf 'root=1\nuprobe_pmu=0\nuprobe_pmu_why=no uprobe PMU (test)\n' >"$caps"
 	run -1 nested_run req PROBECHECK_CAPS="$caps" <<-'EOF'
-		TEST "t1" { requires root; }
-		TEST "t2" { requires root uprobe_pmu; false; }
-		TEST "t3" { requires cmd:no-such-command-here; false; }
-		TEST "t4" { requires bogus_cap; }
-		TEST "t5" { requires file:/no/such/file; false; }
+		TEST "req.root-present: t1" { requires root; }
+		TEST "req.pmu-missing: t2" { requires root uprobe_pmu; false; }
+		TEST "req.cmd-missing: t3" { requires cmd:no-such-command-here; false; }
+		TEST "req.cap-unknown: t4" { requires bogus_cap; }
+		TEST "req.file-missing: t5" { requires file:/no/such/file; false; }
 	EOF
-	assert_line "ok 1 t1"
-	assert_line "ok 2 t2 # skip requires uprobe_pmu: no uprobe PMU (test)"
-	assert_line "ok 3 t3 # skip requires cmd:no-such-command-here: 'no-such-command-here' not installed"
-	assert_line "not ok 4 t4"
+	assert_line "ok 1 req.root-present: t1"
+	assert_line "ok 2 req.pmu-missing: t2 # skip requires uprobe_pmu: no uprobe PMU (test)"
+	assert_line "ok 3 req.cmd-missing: t3 # skip requires cmd:no-such-command-here: 'no-such-command-here' not installed"
+	assert_line "not ok 4 req.cap-unknown: t4"
 	assert_output --partial "requires: unknown capability 'bogus_cap'"
-	assert_line "ok 5 t5 # skip requires file:/no/such/file: '/no/such/file' missing"
+	assert_line "ok 5 req.file-missing: t5 # skip requires file:/no/such/file: '/no/such/file' missing"
 	# File-wide requirements, declared after the load.
 	run -0 nested_run req2 PROBECHECK_CAPS="$caps" <<-'EOF'
 		PC_REQUIRES=(root uprobe_pmu)
-		TEST "t6" { false; }
+		TEST "req2.file-wide: t6" { false; }
 	EOF
-	assert_line "ok 1 t6 # skip requires uprobe_pmu: no uprobe PMU (test)"
+	assert_line "ok 1 req2.file-wide: t6 # skip requires uprobe_pmu: no uprobe PMU (test)"
 }
 
-@test "the capability file of this run has every row of 'probecheck features'" {
+@test "harness.caps-file: the capability file of this run has every row of 'probecheck features'" {
 	local c rows
 	caps=$(pc_caps_file)
 	run -0 pc features
@@ -403,7 +403,7 @@ fake_build() {
 	chmod +x "$BATS_TEST_TMPDIR/build/probecheck"
 }
 
-@test "pc: passes stdout and stderr through apart, keeps the status" {
+@test "harness.pc-passes-through: pc: passes stdout and stderr through apart, keeps the status" {
 	fake_build
 	PC_BIN=$BATS_TEST_TMPDIR/build/probecheck
 	run -3 --separate-stderr pc list "a b"
@@ -413,26 +413,26 @@ fake_build() {
 	grep -q "pc\[1\]: exit status 3" "$PC_LOG"
 }
 
-@test "a failing test prints the probecheck log: command, status, stdout, stderr" {
+@test "harness.failing-log: a failing test prints the probecheck log: command, status, stdout, stderr" {
 	fake_build
 	run -1 nested_run log PROBECHECK_BUILD="$BATS_TEST_TMPDIR/build" <<-'EOF'
-		TEST "fails" { run -0 pc trace -c true 'usdt:x:y:z'; }
-		TEST "passes" { run -3 pc list x; }
+		TEST "log.trace-fails: fails" { run -0 pc trace -c true 'usdt:x:y:z'; }
+		TEST "log.list-passes: passes" { run -3 pc list x; }
 	EOF
-	assert_line "not ok 1 fails"
+	assert_line "not ok 1 log.trace-fails: fails"
 	assert_line --partial "# ---- probecheck log of this test ----"
 	assert_line --partial "pc[1]: probecheck trace -c true usdt:x:y:z"
 	assert_line --partial "pc[1]: exit status 3"
 	assert_line --partial "| out: trace -c true usdt:x:y:z"
 	assert_line --partial "| err: trace -c true usdt:x:y:z"
-	assert_line "ok 2 passes"
+	assert_line "ok 2 log.list-passes: passes"
 	refute_output --partial "pc[1]: probecheck list x"
 }
 
 # ---------------------------------------------------------------------------
 # summary and barriers
 
-@test "assert_summary: delivered + dropped == hits == expected" {
+@test "harness.assert-summary: assert_summary: delivered + dropped == hits == expected" {
 	stderr=$'noise\nprobecheck: summary: delivered=5 dropped=1 hits=6'
 	assert_summary 6
 	[[ $PC_DELIVERED == 5 && $PC_DROPPED == 1 && $PC_HITS == 6 ]]
@@ -451,7 +451,7 @@ fake_build() {
 	assert_summary 2 "$BATS_TEST_TMPDIR/err"
 }
 
-@test "fifo barrier: a read waits for the writer; a timeout fails" {
+@test "harness.fifo-barrier: fifo barrier: a read waits for the writer; a timeout fails" {
 	f=$(pc_fifo go)
 	[[ -p $f ]]
 	# Write only once the reader is blocked in its read (poll, as read -t
@@ -477,37 +477,37 @@ fake_build() {
 # ---------------------------------------------------------------------------
 # the cleanup invariants, each broken on purpose in a nested run
 
-@test "invariants: a spawned fixture is stopped by teardown; the test passes" {
+@test "harness.invariants-spawned: invariants: a spawned fixture is stopped by teardown; the test passes" {
 	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_spawned"
 	run -0 nested_run spawn <<-EOF
-		TEST "spawns" {
+		TEST "spawn.fixture-spawned: spawns" {
 			pc_spawn P "$BATS_TEST_TMPDIR/fx_spawned" 1000
 			echo "\$P" >"$BATS_TEST_TMPDIR/pid"
 			pc_check_clean
 		}
 	EOF
-	assert_line "ok 1 spawns"
+	assert_line "ok 1 spawn.fixture-spawned: spawns"
 	! pc_inv_alive "$(cat "$BATS_TEST_TMPDIR/pid")"
 }
 
-@test "invariants: a fixture left running fails the test and is killed" {
+@test "harness.invariants-left-running: invariants: a fixture left running fails the test and is killed" {
 	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_leaked"
 	run -1 nested_run leak PC_GRACE=1 <<-EOF
-		TEST "leaks" {
+		TEST "leak.fixture-left: leaks" {
 			"$BATS_TEST_TMPDIR/fx_leaked" 1000 3>&- &
 			echo "\$!" >"$BATS_TEST_TMPDIR/pid"
 		}
 	EOF
-	assert_line "not ok 1 leaks"
+	assert_line "not ok 1 leak.fixture-left: leaks"
 	assert_output --regexp "stray process: pid [0-9]+ comm fx_leaked"
 	pid=$(cat "$BATS_TEST_TMPDIR/pid")
 	pc_wait_until 5 eval "! pc_inv_alive $pid"
 }
 
-@test "invariants: pc_check_clean spots an orphaned fixture mid-test" {
+@test "harness.invariants-orphan: invariants: pc_check_clean spots an orphaned fixture mid-test" {
 	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_orphan"
 	run -1 nested_run orphan PC_GRACE=1 <<-EOF
-		TEST "orphans" {
+		TEST "orphan.child-orphaned: orphans" {
 			pc_spawn P "$BATS_TEST_TMPDIR/fx_orphan" 1000
 			pc_check_clean
 			( "$BATS_TEST_TMPDIR/fx_orphan" 999 3>&- & echo "\$!" >"$BATS_TEST_TMPDIR/pid" )
@@ -515,14 +515,14 @@ fake_build() {
 			pc_check_clean
 		}
 	EOF
-	assert_line "not ok 1 orphans"
+	assert_line "not ok 1 orphan.child-orphaned: orphans"
 	assert_output --partial "clean so far"
 	assert_output --regexp "stray process: pid [0-9]+ comm fx_orphan"
 	pid=$(cat "$BATS_TEST_TMPDIR/pid")
 	pc_wait_until 5 eval "! pc_inv_alive $pid"
 }
 
-@test "invariants: a semaphore or site bytes not back to their value fail the test" {
+@test "harness.invariants-watches: invariants: a semaphore or site bytes not back to their value fail the test" {
 	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_watched"
 	run -1 nested_run watch <<-EOF
 		start() {
@@ -530,33 +530,33 @@ fake_build() {
 			pc_wait_until 5 grep -q fx_watched "/proc/\$P/maps"
 			B=0x\$(awk '/fx_watched\$/ { split(\$1, r, "-"); print r[1]; exit }' "/proc/\$P/maps")
 		}
-		TEST "sema ok" { start; pc_sema_watch "\$P" "\$B" 17791; pc_bytes_watch "\$P" "\$B" 4; }
-		TEST "sema changed" { start; pc_sema_watch "\$P" "\$B" 1; }
-		TEST "bytes changed" { start; echo "\$P \$B 4 7f 45 4c 47" >>"\$PC_T/bytes"; }
+		TEST "watch.sema-ok: sema ok" { start; pc_sema_watch "\$P" "\$B" 17791; pc_bytes_watch "\$P" "\$B" 4; }
+		TEST "watch.sema-changed: sema changed" { start; pc_sema_watch "\$P" "\$B" 1; }
+		TEST "watch.bytes-changed: bytes changed" { start; echo "\$P \$B 4 7f 45 4c 47" >>"\$PC_T/bytes"; }
 	EOF
-	assert_line "ok 1 sema ok"
-	assert_line "not ok 2 sema changed"
+	assert_line "ok 1 watch.sema-ok: sema ok"
+	assert_line "not ok 2 watch.sema-changed: sema changed"
 	assert_output --regexp "semaphore pid [0-9]+ at 0x[0-9a-f]+ is 17791, expected 1"
-	assert_line "not ok 3 bytes changed"
+	assert_line "not ok 3 watch.bytes-changed: bytes changed"
 	assert_output --regexp "probe site pid [0-9]+ at 0x[0-9a-f]+ holds '7f 45 4c 46', expected '7f 45 4c 47'"
 }
 
-@test "invariants: a uprobe left in uprobe_events fails the test; ours is removed" {
+@test "harness.invariants-uprobe: invariants: a uprobe left in uprobe_events fails the test; ours is removed" {
 	requires root tracefs
 	cp /bin/sleep "$BATS_TEST_TMPDIR/fx_target"
 	# Not ours, so teardown leaves it: this test removes it before its own check.
 	pc_on_teardown pc_inv_remove_uprobe "p:pcselftest_other/ev"
 	run -1 nested_run uprobe <<-EOF
-		TEST "leaves a uprobe of ours" {
+		TEST "uprobe.ours-left: leaves a uprobe of ours" {
 			echo "p:pc_selftest/pc_leak $BATS_TEST_TMPDIR/fx_target:0x1000" >>"$PC_TRACEFS/uprobe_events"
 		}
-		TEST "leaves someone's uprobe" {
+		TEST "uprobe.someones-left: leaves someone's uprobe" {
 			echo "p:pcselftest_other/ev $BATS_TEST_TMPDIR/fx_target:0x1000" >>"$PC_TRACEFS/uprobe_events"
 		}
 	EOF
-	assert_line "not ok 1 leaves a uprobe of ours"
+	assert_line "not ok 1 uprobe.ours-left: leaves a uprobe of ours"
 	assert_output --partial "uprobe of ours left in uprobe_events: p:pc_selftest/pc_leak"
-	assert_line "not ok 2 leaves someone's uprobe"
+	assert_line "not ok 2 uprobe.someones-left: leaves someone's uprobe"
 	assert_output --partial "new uprobe in uprobe_events: p:pcselftest_other/ev"
 	refute_output --partial "uprobe of ours left in uprobe_events: p:pcselftest_other/ev"
 	run -0 cat "$PC_TRACEFS/uprobe_events"
@@ -564,7 +564,7 @@ fake_build() {
 	assert_output --partial pcselftest_other
 }
 
-@test "invariants: a BPF map of ours fails the test" {
+@test "harness.invariants-bpf-map: invariants: a BPF map of ours fails the test" {
 	requires root bpf cmd:bpftool
 	mkdir "$BATS_TEST_TMPDIR/bpffs"
 	mount -t bpf bpf "$BATS_TEST_TMPDIR/bpffs"
@@ -573,15 +573,15 @@ fake_build() {
 	# A map nobody holds is told only by the whole-machine check (with
 	# other suites beside this one, the run's sweep sees it).
 	run -1 nested_run bpf PC_GRACE=1 PROBECHECK_PARALLEL=0 <<-EOF
-		TEST "leaves a map" {
+		TEST "bpf.map-left: leaves a map" {
 			bpftool map create "$BATS_TEST_TMPDIR/bpffs/pc_selftest" type array key 4 value 4 entries 1 name pc_selftest
 		}
 	EOF
-	assert_line "not ok 1 leaves a map"
+	assert_line "not ok 1 bpf.map-left: leaves a map"
 	assert_output --regexp "BPF object of ours: map [0-9]+ pc_selftest"
 }
 
-@test "invariants: under make sanitize, an ASan report file or a UBSan line on a command's stderr fails the test" {
+@test "harness.invariants-sanitizer: invariants: under make sanitize, an ASan report file or a UBSan line on a command's stderr fails the test" {
 	requires cmd:gcc
 	local d=$BATS_TEST_TMPDIR/san
 	mkdir -p "$d/reports"
@@ -592,21 +592,21 @@ fake_build() {
 	gcc -g -fsanitize=address,undefined -fno-sanitize-recover=all "$d/ovf.c" -o "$d/ovf"
 	run -1 nested_run san PC_GRACE=1 PROBECHECK_SANITIZER_DIR="$d/reports" \
 		ASAN_OPTIONS="log_path=$d/reports/asan" UBSAN_OPTIONS=exitcode=86 <<-EOF
-		TEST "heap overflow" { "$d/heap" || true; }
-		TEST "signed overflow" { "$d/ovf" 2>"\$BATS_TEST_TMPDIR/err" || true; }
-		TEST "clean" { true; }
+		TEST "san.heap-overflow: heap overflow" { "$d/heap" || true; }
+		TEST "san.signed-overflow: signed overflow" { "$d/ovf" 2>"\$BATS_TEST_TMPDIR/err" || true; }
+		TEST "san.clean-run: clean" { true; }
 	EOF
-	assert_line "not ok 1 heap overflow"
+	assert_line "not ok 1 san.heap-overflow: heap overflow"
 	assert_output --regexp "sanitizer report $d/reports/asan\.[0-9]+: .*heap-buffer-overflow"
-	assert_line "not ok 2 signed overflow"
+	assert_line "not ok 2 san.signed-overflow: signed overflow"
 	assert_output --regexp "UBSan report in .*/err: .*signed integer overflow"
-	assert_line "ok 3 clean"
+	assert_line "ok 3 san.clean-run: clean"
 }
 
 # ---------------------------------------------------------------------------
 # the suites themselves
 
-@test "every suite loads the helpers, keeps their setup and teardown, never uses a bare run" {
+@test "harness.suites-use-helpers: every suite loads the helpers, keeps their setup and teardown, never uses a bare run" {
 	local bad=()
 	for f in "$PROBECHECK_ROOT"/suites/*.bats; do
 		grep -q '^load helpers/common$' "$f" || bad+=("$f: does not 'load helpers/common'")

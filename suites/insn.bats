@@ -142,57 +142,57 @@ case_a() {
 	done
 }
 
-@test "perf: -c: a site on a refused instruction fails the attach (exit 1, site and reason named), an accepted one traces exactly" {
+@test "insn.perf-cmd-exe: perf: -c: a site on a refused instruction fails the attach (exit 1, site and reason named), an accepted one traces exactly" {
 	pc_use_mode perf; case_c perf exe
 }
-@test "tracefs: -c: a site on a refused instruction fails the attach (exit 1, site and reason named), an accepted one traces exactly" {
+@test "insn.tracefs-cmd-exe: tracefs: -c: a site on a refused instruction fails the attach (exit 1, site and reason named), an accepted one traces exactly" {
 	pc_use_mode tracefs; case_c tracefs exe
 }
-@test "multi: -c: a site on a refused instruction fails the attach (exit 1, site and reason named), an accepted one traces exactly" {
+@test "insn.multi-cmd-exe: multi: -c: a site on a refused instruction fails the attach (exit 1, site and reason named), an accepted one traces exactly" {
 	pc_use_mode multi; case_c multi exe
 }
-@test "perf: -c: a refused site in a library named by path before dlopen fails the attach; an accepted one traces exactly" {
+@test "insn.perf-cmd-lib: perf: -c: a refused site in a library named by path before dlopen fails the attach; an accepted one traces exactly" {
 	pc_use_mode perf; case_c perf lib
 }
-@test "tracefs: -c: a refused site in a library named by path before dlopen fails the attach; an accepted one traces exactly" {
+@test "insn.tracefs-cmd-lib: tracefs: -c: a refused site in a library named by path before dlopen fails the attach; an accepted one traces exactly" {
 	pc_use_mode tracefs; case_c tracefs lib
 }
-@test "multi: -c: a refused site in a library named by path before dlopen fails the attach; an accepted one traces exactly" {
+@test "insn.multi-cmd-lib: multi: -c: a refused site in a library named by path before dlopen fails the attach; an accepted one traces exactly" {
 	pc_use_mode multi; case_c multi lib
 }
-@test "perf: --follow -c: a refused site fails the attach; an accepted one traces exactly" {
+@test "insn.perf-follow-cmd: perf: --follow -c: a refused site fails the attach; an accepted one traces exactly" {
 	pc_use_mode perf; case_c perf exe --follow
 }
-@test "tracefs: --follow -c: a refused site fails the attach; an accepted one traces exactly" {
+@test "insn.tracefs-follow-cmd: tracefs: --follow -c: a refused site fails the attach; an accepted one traces exactly" {
 	pc_use_mode tracefs; case_c tracefs exe --follow
 }
-@test "multi: --follow -c: a refused site fails the attach; an accepted one traces exactly" {
+@test "insn.multi-follow-cmd: multi: --follow -c: a refused site fails the attach; an accepted one traces exactly" {
 	pc_use_mode multi; case_c multi exe --follow
 }
-@test "perf: -p: a refused site in the mapped executable fails at registration, named in words; the process runs on untraced" {
+@test "insn.perf-pid-exe: perf: -p: a refused site in the mapped executable fails at registration, named in words; the process runs on untraced" {
 	pc_use_mode perf; case_p perf exe
 }
-@test "tracefs: -p: a refused site in the mapped executable fails at registration, named in words; the process runs on untraced" {
+@test "insn.tracefs-pid-exe: tracefs: -p: a refused site in the mapped executable fails at registration, named in words; the process runs on untraced" {
 	pc_use_mode tracefs; case_p tracefs exe
 }
-@test "multi: -p: a refused site in the mapped executable fails at registration, each refused site named; the process runs on untraced" {
+@test "insn.multi-pid-exe: multi: -p: a refused site in the mapped executable fails at registration, each refused site named; the process runs on untraced" {
 	pc_use_mode multi; case_p multi exe
 }
-@test "perf: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
+@test "insn.perf-pid-lib: perf: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
 	pc_use_mode perf; case_p perf lib
 }
-@test "tracefs: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
+@test "insn.tracefs-pid-lib: tracefs: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
 	pc_use_mode tracefs; case_p tracefs lib
 }
-@test "multi: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
+@test "insn.multi-pid-lib: multi: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
 	pc_use_mode multi; case_p multi lib
 }
-@test "perf: -a: a refused site fails the attach at once; an accepted one traces exactly" {
+@test "insn.perf-all: perf: -a: a refused site fails the attach at once; an accepted one traces exactly" {
 	pc_use_mode perf; case_a perf exe
 }
-@test "tracefs: -a: a refused site fails the attach at once; an accepted one traces exactly" {
+@test "insn.tracefs-all: tracefs: -a: a refused site fails the attach at once; an accepted one traces exactly" {
 	pc_use_mode tracefs; case_a tracefs exe
 }
-@test "multi: -a: a refused site in a library fails the attach at once; an accepted one traces exactly" {
+@test "insn.multi-all: multi: -a: a refused site in a library fails the attach at once; an accepted one traces exactly" {
 	pc_use_mode multi; case_a multi lib
 }

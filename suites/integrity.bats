@@ -40,7 +40,7 @@ run_fx() {
 	assert_summary "$n"
 }
 
-@test "the integrity oracle reports a planted corruption of each kind: %rbx, %xmm7, flags, red zone, frame, result" {
+@test "integrity.oracle-planted: the integrity oracle reports a planted corruption of each kind: %rbx, %xmm7, flags, red zone, frame, result" {
 	pc_probecheck_only "a self-check of the fixture's corruption oracle"
 	local fx o t k out
 	fx=$(fx_bin "$FXV")
@@ -88,17 +88,17 @@ never_optimized() {
 	assert_oracle "$o" "$t"
 }
 
-@test "perf: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.perf-nop-forms: perf: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	never_optimized perf
 }
 
-@test "tracefs: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.tracefs-nop-forms: tracefs: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	never_optimized tracefs
 }
 
-@test "multi: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.multi-nop-forms: multi: nop1, page-crossing nop5 and nop;nop5 sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	never_optimized multi
 }
@@ -120,17 +120,17 @@ nop5_sites() {
 	form_sites nop5
 }
 
-@test "perf: nop5 sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.perf-nop5: perf: nop5 sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop5_sites perf
 }
 
-@test "tracefs: nop5 sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.tracefs-nop5: tracefs: nop5 sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop5_sites tracefs
 }
 
-@test "multi: nop5 sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.multi-nop5: multi: nop5 sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop5_sites multi
 }
@@ -155,17 +155,17 @@ rz_operands() {
 	integ_verdict "$o" 0 "$MODE: arguments 8@-8(%rsp) and 8@-16(%rsp) read the CALL's return address and the pushed %rcx after the first hit; 8@-40(%rsp), 8@-128(%rsp), 8@8(%rsp) exact at every hit; the first hit of a fresh process exact"
 }
 
-@test "perf: red-zone operands at a nop5 site are read exactly" {
+@test "integrity.perf-redzone-operands: perf: red-zone operands at a nop5 site are read exactly" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	rz_operands perf
 }
 
-@test "tracefs: red-zone operands at a nop5 site are read exactly" {
+@test "integrity.tracefs-redzone-operands: tracefs: red-zone operands at a nop5 site are read exactly" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	rz_operands tracefs
 }
 
-@test "multi: red-zone operands at a nop5 site are read exactly" {
+@test "integrity.multi-redzone-operands: multi: red-zone operands at a nop5 site are read exactly" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	rz_operands multi
 }
@@ -183,22 +183,22 @@ entry5() {
 	assert_oracle "$o" "$t"
 }
 
-@test "perf: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
+@test "integrity.perf-pid-nop5-entry: perf: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	entry5 perf
 }
 
-@test "tracefs: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
+@test "integrity.tracefs-pid-nop5-entry: tracefs: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	entry5 tracefs
 }
 
-@test "multi: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
+@test "integrity.multi-pid-nop5-entry: multi: pid entry and return probes on a function that begins with a nop5 leave the program unharmed" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	entry5 multi
 }
 
-@test "a tracer attaching at the nop5 of nop;nop5, as libbpf 1.7 does, leaves the program unharmed" {
+@test "integrity.libbpf-nop-nop5: a tracer attaching at the nop5 of nop;nop5, as libbpf 1.7 does, leaves the program unharmed" {
 	requires tracer:func_offset tracer:cmd
 	local fx off
 	local o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json x=$BATS_TEST_TMPDIR/x.json
@@ -245,7 +245,7 @@ result_variant() {
 	echo "$v: corrupted at a $state site: $(integ_records "$o" | wc -l) result records in 4 calls, e.g. $(integ_records "$o" | head -n 1)"
 }
 
-@test "a compiled leaf function's own result across a nop5 probe is unharmed, in every variant" {
+@test "integrity.leaf-result: a compiled leaf function's own result across a nop5 probe is unharmed, in every variant" {
 	pc_probecheck_only "runs the tracer binary itself with --ready"
 	local v line failed='' notcall=''
 	local -a corrupt=()
@@ -264,7 +264,7 @@ result_variant() {
 	((${#corrupt[@]} == 0)) || pc_kernel_symptom redzone-call "${corrupt[@]}"
 }
 
-@test "pid entry and return probes on compiler-made nop5 entries (gcc -pg -mfentry -mnop-mcount): exact, the entry's state recorded" {
+@test "integrity.fentry-nop5: pid entry and return probes on compiler-made nop5 entries (gcc -pg -mfentry -mnop-mcount): exact, the entry's state recorded" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json d=$BATS_TEST_TMPDIR fx f pid addr file
@@ -285,7 +285,7 @@ result_variant() {
 	assert_oracle "$o" "$t"
 }
 
-@test "a tracer that changes the program's state at the site (a BPF program writing %rbx or -48(%rsp)) is caught, and is not the kernel's signature" {
+@test "integrity.clobber-caught: a tracer that changes the program's state at the site (a BPF program writing %rbx or -48(%rsp)) is caught, and is not the kernel's signature" {
 	pc_probecheck_only "a self-check with a planted clobbering tracer"
 	local d=$BATS_TEST_TMPDIR fx pid f off cp st=0 what
 	local o=$BATS_TEST_TMPDIR/o.json e=$BATS_TEST_TMPDIR/empty.json
@@ -333,17 +333,17 @@ nop10_sites() {
 	form_sites nop10
 }
 
-@test "perf: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.perf-nop10: perf: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop10_sites perf
 }
 
-@test "tracefs: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.tracefs-nop10: tracefs: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop10_sites tracefs
 }
 
-@test "multi: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
+@test "integrity.multi-nop10: multi: nop10 (cs nopw) sites leave the program unharmed, events exact (executable and library)" {
 	requires tracer:usdt tracer:usdt_lib tracer:cmd
 	nop10_sites multi
 }

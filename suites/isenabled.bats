@@ -17,10 +17,10 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 
 FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 
-# use_fixture VARIANT: FX, FXLIB (its library) and FXIE (fx_isenabled).
+# use_fixture VARIANT: FX, FXLIB (its library: use_variant) and FXIE
+# (fx_isenabled).
 use_fixture() {
-	FX=$(fx_bin "$1")
-	FXLIB=$(fx_lib "$1")
+	use_variant "$1"
 	FXIE=$PC_FIXTURES/fx_isenabled
 	requires "file:$FXIE"
 }
@@ -30,7 +30,7 @@ computed() {
 	jq -r 'select(.step == "compute") | .iter' "$1" | xargs
 }
 
-@test "untraced: every is-enabled probe reads 0 and fires nothing, nothing is computed" {
+@test "isenabled.untraced-zero: untraced: every is-enabled probe reads 0 and fires nothing, nothing is computed" {
 	pc_probecheck_only "checks the fixture alone: no tracer is involved"
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json o2=$BATS_TEST_TMPDIR/oracle2.json
@@ -48,7 +48,7 @@ computed() {
 	assert_equal "$(pc_count_events "$o2")" 0
 }
 
-@test "traced (-c): every check reads non-zero, every is-enabled probe fires, events equal the oracle" {
+@test "isenabled.traced-cmd: traced (-c): every check reads non-zero, every is-enabled probe fires, events equal the oracle" {
 	requires tracer:semaphores tracer:cmd
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json t=$BATS_TEST_TMPDIR/trace.json n
@@ -67,7 +67,7 @@ computed() {
 	assert_oracle "$o" "$t"
 }
 
-@test "traced (-c, --str): an is-enabled probe with a string argument fires with its string" {
+@test "isenabled.traced-str: traced (-c, --str): an is-enabled probe with a string argument fires with its string" {
 	requires tracer:semaphores tracer:strings tracer:cmd
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json t=$BATS_TEST_TMPDIR/trace.json
@@ -79,7 +79,7 @@ computed() {
 	assert_oracle "$o" "$t"
 }
 
-@test "fires exactly while traced (-p): nothing before the attach, every check while attached, nothing after the detach" {
+@test "isenabled.traced-pid: fires exactly while traced (-p): nothing before the attach, every check while attached, nothing after the detach" {
 	requires tracer:semaphores tracer:pid
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json F1 F2 pid
@@ -104,7 +104,7 @@ computed() {
 	assert_oracle "$o" "$PC_TRACE_OUT"
 }
 
-@test "the arguments of an is-enabled probe are computed only while it is enabled" {
+@test "isenabled.lazy-args: the arguments of an is-enabled probe are computed only while it is enabled" {
 	requires tracer:semaphores tracer:strings tracer:pid
 	use_fixture "$FX_VARIANT"
 	local o=$BATS_TEST_TMPDIR/oracle.json F1 F2 pid
@@ -127,7 +127,7 @@ computed() {
 	assert_oracle "$o" "$PC_TRACE_OUT"
 }
 
-@test "every build variant: is-enabled probes fire only when traced, as the oracle says" {
+@test "isenabled.every-variant: every build variant: is-enabled probes fire only when traced, as the oracle says" {
 	requires tracer:semaphores tracer:cmd
 	local v o t n=0 bad=()
 	while IFS= read -r v; do

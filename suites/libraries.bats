@@ -37,7 +37,7 @@ assert_moved() {
 	[[ ${b[0]} != "${b[2]}" ]] || fail "A was loaded at ${b[0]} both times: nothing tests the move"
 }
 
-@test "-p: a library named by PATH before it is loaded: events from dlopen on, semaphore set then; dlclose, B at its place, A again elsewhere: exact, no stale events" {
+@test "libraries.pid-reload: -p: a library named by PATH before it is loaded: events from dlopen on, semaphore set then; dlclose, B at its place, A again elsewhere: exact, no stale events" {
 	requires tracer:usdt_lib tracer:semaphores tracer:pid
 	local fx a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(fx_lib "$FXV")
@@ -66,7 +66,7 @@ assert_moved() {
 	assert_sema "$(sema_seen "$o" fxlib:sem)" "1 1 1 0 1 1"
 }
 
-@test "-a: a library named by PATH, in a process started after the tracer, from its dlopen on" {
+@test "libraries.all-later: -a: a library named by PATH, in a process started after the tracer, from its dlopen on" {
 	requires tracer:usdt_lib tracer:semaphores tracer:all
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
@@ -81,7 +81,7 @@ assert_moved() {
 	assert_sema "$(sema_seen "$o" fxlib:sem)" "1 1"
 }
 
-@test "--follow: a library named by PATH, dlopen'd by the process and by its forked child" {
+@test "libraries.follow-child: --follow: a library named by PATH, dlopen'd by the process and by its forked child" {
 	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:cmd
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
@@ -94,7 +94,7 @@ assert_moved() {
 	assert_sema "$(sema_seen "$o" fxlib:sem)" "1 1"
 }
 
-@test "-p with PATH '*': each library variant dlopen'd after attach is attached before dlopen returns: its first hit is traced" {
+@test "libraries.star-first-hit: -p with PATH '*': each library variant dlopen'd after attach is attached before dlopen returns: its first hit is traced" {
 	pc_probecheck_only "its -v attach report"
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json lib n=1
 	local -a steps=()
@@ -120,7 +120,7 @@ assert_moved() {
 	assert_output 6
 }
 
-@test "--follow with PATH '*': dlopen:A dlclose:A dlopen:B dlopen:A: events resume with exact args at the new base, semaphores set again" {
+@test "libraries.star-reload: --follow with PATH '*': dlopen:A dlclose:A dlopen:B dlopen:A: events resume with exact args at the new base, semaphores set again" {
 	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:star tracer:pid
 	local fx a b pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(private libfx_a.so "$(fx_lib "$FXV")")
@@ -141,7 +141,7 @@ assert_moved() {
 	assert_sema "$(sema_seen "$o" fxlib:sem)" "1 1 1 1 1"
 }
 
-@test "--follow with PATH '*': a forked child's dlopen stops it at the barrier like its parent's" {
+@test "libraries.star-fork-barrier: --follow with PATH '*': a forked child's dlopen stops it at the barrier like its parent's" {
 	requires tracer:usdt_lib tracer:follow tracer:star tracer:cmd
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")
@@ -153,7 +153,7 @@ assert_moved() {
 	assert_summary 3
 }
 
-@test "--follow: a library named both by PATH and by '*' gives each event once" {
+@test "libraries.path-and-star: --follow: a library named both by PATH and by '*' gives each event once" {
 	requires tracer:usdt_lib tracer:follow tracer:star tracer:cmd
 	local a o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json fx
 	fx=$(fx_bin "$FXV")

@@ -23,36 +23,36 @@ three() {
 	kern "$m" c INFRA
 	suite "$m" a s <<-'EOF'
 		1..3
-		ok 1 t1
-		ok 2 t2 # skip needs x
-		ok 3 t3
+		ok 1 s.t1-case: t1
+		ok 2 s.t2-case: t2 # skip needs x
+		ok 3 s.t3-case: t3
 	EOF
 	suite "$m" b s <<-'EOF'
 		1..2
-		not ok 1 t1
-		ok 2 t2 # skip needs x
+		not ok 1 s.t1-case: t1
+		ok 2 s.t2-case: t2 # skip needs x
 	EOF
 	suite "$m" c s <<-'EOF'
 		1..3
-		ok 1 t1
+		ok 1 s.t1-case: t1
 	EOF
 	printf 'ok 1 a\n1..1\n' | unit "$m" a test_x 0
 	printf 'ok 1 a\n1..1\n' | unit "$m" b test_x 0
 }
 
-@test "matrix: pass, FAIL, skip, infra and not-run cells; the differing test comes first" {
+@test "matrix.cells-order: matrix: pass, FAIL, skip, infra and not-run cells; the differing test comes first" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	three "$m"
 	run -0 report matrix "$m"
 	every=$(section "$output" "Every test")
-	grep -qxF '| s | t1 | pass | FAIL | infra |' <<<"$every" || fail "t1 row wrong: $every"
-	grep -qxF '| s | t2 | skip | skip | - |' <<<"$every" || fail "t2 row wrong: $every"
-	grep -qxF '| s | t3 | pass | - | - |' <<<"$every" || fail "t3 row wrong: $every"
+	grep -qxF '| s | s.t1-case: t1 | pass | FAIL | infra |' <<<"$every" || fail "t1 row wrong: $every"
+	grep -qxF '| s | s.t2-case: t2 | skip | skip | - |' <<<"$every" || fail "t2 row wrong: $every"
+	grep -qxF '| s | s.t3-case: t3 | pass | - | - |' <<<"$every" || fail "t3 row wrong: $every"
 	grep -qxF '| unit | test_x | pass | pass | - |' <<<"$every" || fail "unit row wrong: $every"
 	differs=$(section "$output" "Tests whose outcome differs between kernels")
-	grep -qF '| s | t1 |' <<<"$differs" || fail "t1 not called out: $differs"
-	! grep -qE '\| s \| t[23] \|' <<<"$differs" || fail "t2/t3 do not differ: $differs"
+	grep -qF '| s | s.t1-case: t1 |' <<<"$differs" || fail "t1 not called out: $differs"
+	! grep -qE '\| s \| s\.t[23]-case: t[23] \|' <<<"$differs" || fail "t2/t3 do not differ: $differs"
 	assert_line --partial '| a | `rel-a` | PASS | perf tracefs  |'
 	assert_line --partial '| b | `rel-b` | FAIL: s: 0 passed, 1 failed, 1 skipped, 0 kernel |'
 	assert_line --partial '| c | `rel-c` | INFRA: why-c |'
@@ -61,7 +61,7 @@ three() {
 	assert_line '| probe_nop10 | yes | yes | yes |'
 }
 
-@test "matrix: a unit binary with a short plan, no plan or a non-zero exit is FAIL, and fails its kernel" {
+@test "matrix.unit-binary: matrix: a unit binary with a short plan, no plan or a non-zero exit is FAIL, and fails its kernel" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" a PASS
@@ -78,13 +78,13 @@ three() {
 	assert_output "$(printf 'a\tFAIL\t3 unit binaries failed')"
 }
 
-@test "matrix: a listed kernel finding is a 'kernel: ID' cell and its kernel passes; its verdict says which" {
+@test "matrix.kernel-finding-cell: matrix: a listed kernel finding is a 'kernel: ID' cell and its kernel passes; its verdict says which" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	three "$m"
-	suite "$m" b s < <(printf '1..2\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n')
+	suite "$m" b s < <(printf '1..2\n'; sym 1 "s.t1-case: t1" redzone-call; printf 'ok 2 s.t2-case: t2 # skip needs x\n')
 	run -0 report matrix "$m"
-	assert_line '| s | t1 | pass | kernel: K1 | infra |'
+	assert_line '| s | s.t1-case: t1 | pass | kernel: K1 | infra |'
 	assert_line --partial '| b | `rel-b` | PASS (kernel: K1: 1 test) |'
 	run -0 report matrix --verdicts "$m"
 	assert_line "$(printf 'a\tPASS\tevery test passed')"
@@ -97,10 +97,10 @@ three() {
 		fail "K1 row wrong: $findings"
 }
 
-@test "matrix: a kernel finding never hides a failure it does not explain" {
+@test "matrix.finding-no-hide: matrix: a kernel finding never hides a failure it does not explain" {
 	results_issues
 	fail_b() { assert_line --regexp "^b	FAIL	"; }
-	finding() { suite "$1" b s < <(printf '1..2\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n'); }
+	finding() { suite "$1" b s < <(printf '1..2\n'; sym 1 "s.t1-case: t1" redzone-call; printf 'ok 2 s.t2-case: t2 # skip needs x\n'); }
 	# another test failed too
 	m=$BATS_TEST_TMPDIR/m1
 	three "$m"
@@ -112,7 +112,7 @@ three() {
 	# the plan promised a test the crash never ran
 	m=$BATS_TEST_TMPDIR/m2
 	three "$m"
-	suite "$m" b s < <(printf '1..3\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n')
+	suite "$m" b s < <(printf '1..3\n'; sym 1 "s.t1-case: t1" redzone-call; printf 'ok 2 s.t2-case: t2 # skip needs x\n')
 	run -0 report matrix --verdicts "$m"
 	fail_b
 	assert_line --partial "s: 0 passed, 1 failed, 1 skipped, 1 kernel"
@@ -150,12 +150,12 @@ three() {
 	# INFRA stays INFRA whatever its partial results say
 	m=$BATS_TEST_TMPDIR/m7
 	three "$m"
-	suite "$m" c s <<<$'1..1\nok 1 t1'
+	suite "$m" c s <<<$'1..1\nok 1 s.t1-case: t1'
 	run -0 report matrix --verdicts "$m"
 	assert_line "$(printf 'c\tINFRA\twhy-c')"
 }
 
-@test "kernels: kernels.tsv written from the kernel directories, verdicts judged now; exit 0/1/3 by them" {
+@test "matrix.kernels-tsv: kernels: kernels.tsv written from the kernel directories, verdicts judged now; exit 0/1/3 by them" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	three "$m"
@@ -165,7 +165,7 @@ three() {
 	run -1 report kernels "$m" a b c
 	assert_equal "$(sed -n 2p "$m/kernels.tsv")" "$(printf 'a\tspec-a\tPASS\tevery test passed\t7.5\t1234\t6.1.0-56')"
 	assert_equal "$(cut -f1,3 "$m/kernels.tsv" | tail -n 2)" "$(printf 'b\tFAIL\nc\tINFRA')"
-	suite "$m" b s < <(printf '1..2\n'; sym 1 t1 redzone-call; printf 'ok 2 t2 # skip needs x\n')
+	suite "$m" b s < <(printf '1..2\n'; sym 1 "s.t1-case: t1" redzone-call; printf 'ok 2 s.t2-case: t2 # skip needs x\n')
 	run -3 report kernels "$m" a b c
 	assert_equal "$(cut -f1,3 "$m/kernels.tsv" | tail -n 2)" "$(printf 'b\tPASS\nc\tINFRA')"
 	run -0 report kernels "$m" a b
@@ -173,7 +173,7 @@ three() {
 	assert_output "report: kernels: '$m/nosuch': no such kernel directory"
 }
 
-@test "matrix: the kernel log column counts every pattern, 'hard LOCKUP' and 'verifier bug' too" {
+@test "matrix.kernel-log: matrix: the kernel log column counts every pattern, 'hard LOCKUP' and 'verifier bug' too" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" a PASS
@@ -201,15 +201,15 @@ split() {
 	done
 }
 
-@test "merge: per-kernel parts merge into the matrix they came from, in ci/kernels order" {
+@test "matrix.merge-parts: merge: per-kernel parts merge into the matrix they came from, in ci/kernels order" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" host PASS
 	kern "$m" debian-6.1-cloud FAIL
 	kern "$m" mine PASS
-	suite "$m" host s <<<$'1..1\nok 1 t1'
-	suite "$m" debian-6.1-cloud s <<<$'1..1\nnot ok 1 t1'
-	suite "$m" mine s <<<$'1..1\nok 1 t1'
+	suite "$m" host s <<<$'1..1\nok 1 s.t1-case: t1'
+	suite "$m" debian-6.1-cloud s <<<$'1..1\nnot ok 1 s.t1-case: t1'
+	suite "$m" mine s <<<$'1..1\nok 1 s.t1-case: t1'
 	split "$m" "$BATS_TEST_TMPDIR/p"
 	cd "$BATS_TEST_TMPDIR"
 	run -0 report merge out p/mine p/debian-6.1-cloud p/host
@@ -222,7 +222,7 @@ split() {
 	assert_equal "$(grep -v '^Generated by\|^- Matrix wall' <<<"$output")" "$want"
 }
 
-@test "merge: parts from two commits say both" {
+@test "matrix.merge-two-commits: merge: parts from two commits say both" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" a PASS
@@ -233,7 +233,7 @@ split() {
 	assert_equal "$(cat "$BATS_TEST_TMPDIR/out/commit")" "abc1234; def5678"
 }
 
-@test "merge: a kernel in two parts, or a part that is no matrix: exit 2 naming it, OUTDIR untouched" {
+@test "matrix.merge-errors: merge: a kernel in two parts, or a part that is no matrix: exit 2 naming it, OUTDIR untouched" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" a PASS
@@ -262,19 +262,19 @@ kdir() {
 	echo "finding-$(basename "$1")" >"$1/kernel-findings.txt"
 }
 
-@test "overlay: a guest's rerun suite replaces only that suite; the verdict comes from all results" {
+@test "matrix.overlay-guest: overlay: a guest's rerun suite replaces only that suite; the verdict comes from all results" {
 	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" FAIL
-	suite "$BATS_TEST_TMPDIR" k s <<<$'1..1\nnot ok 1 t1'
+	suite "$BATS_TEST_TMPDIR" k s <<<$'1..1\nnot ok 1 s.t1-case: t1'
 	suite "$BATS_TEST_TMPDIR" k u <<<$'1..1\nok 1 t2'
 	printf 'ok 1 a\n1..1\n' >"$k/results/unit-test_x.tap"
 	echo 0 >"$k/results/unit-test_x.status"
 	kdir "$r" PASS
-	suite "$BATS_TEST_TMPDIR" r s <<<$'1..1\nok 1 t1'
+	suite "$BATS_TEST_TMPDIR" r s <<<$'1..1\nok 1 s.t1-case: t1'
 	run -0 report overlay "$k" "$r" s
 	assert_output "report overlay: k: PASS: every test passed (s rerun)"
-	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 t1'
+	assert_equal "$(cat "$k/results/r1/s/s.tap")" $'1..1\nok 1 s.t1-case: t1'
 	assert_equal "$(cat "$k/results/r1/u/u.tap")" $'1..1\nok 1 t2'
 	assert_equal "$(cat "$k/wall_s") $(cat "$k/reruns/1/suites")" "200 s"
 	assert_equal "$(cat "$k/kernel-findings.txt")" $'finding-k\nfinding-r'
@@ -290,7 +290,7 @@ kdir() {
 	suite "$BATS_TEST_TMPDIR" r u < <(printf '1..1\n'; sym 1 t2 redzone-call)
 	run -1 report overlay "$k" "$r" u
 	assert_output --partial "FAIL: u: 0 passed, 1 failed"   # u is not a K1 suite
-	suite "$BATS_TEST_TMPDIR" r s < <(printf '1..1\n'; sym 1 t1 redzone-call)
+	suite "$BATS_TEST_TMPDIR" r s < <(printf '1..1\n'; sym 1 "s.t1-case: t1" redzone-call)
 	suite "$BATS_TEST_TMPDIR" r u <<<$'1..1\nok 1 t2'
 	run -0 report overlay "$k" "$r" s u
 	assert_output "report overlay: k: PASS: every failure a listed kernel finding (K1: 1 test) (s u rerun)"
@@ -300,24 +300,24 @@ kdir() {
 	assert_output "report overlay: k: FAIL: 1 unit binaries failed"
 }
 
-@test "overlay: on the host's layout the suite's files and its suites.tsv row are replaced" {
+@test "matrix.overlay-host: overlay: on the host's layout the suite's files and its suites.tsv row are replaced" {
 	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" FAIL
 	kdir "$r" PASS
 	mkdir -p "$k/results/r1/all" "$r/results/r1/all"
 	printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\ns\t0\t1\t0\t1\t1\nu\t1\t0\t0\t1\t0\n' >"$k/results/r1/all/suites.tsv"
-	printf '1..1\nnot ok 1 t1\n' >"$k/results/r1/all/s.tap"
+	printf '1..1\nnot ok 1 s.t1-case: t1\n' >"$k/results/r1/all/s.tap"
 	printf '1..1\nok 1 t2\n' >"$k/results/r1/all/u.tap"
 	printf 'suite\tpass\tfail\tskip\tseconds\tbats_status\ns\t1\t0\t0\t2\t0\n' >"$r/results/r1/all/suites.tsv"
-	printf '1..1\nok 1 t1\n' >"$r/results/r1/all/s.tap"
+	printf '1..1\nok 1 s.t1-case: t1\n' >"$r/results/r1/all/s.tap"
 	run -0 report overlay "$k" "$r" s
 	assert_output "report overlay: k: PASS: every test passed (s rerun)"
 	assert_equal "$(cut -f1-3 "$k/results/r1/all/suites.tsv")" $'suite\tpass\tfail\ns\t1\t0\nu\t1\t0'
-	assert_equal "$(cat "$k/results/r1/all/s.tap")" $'1..1\nok 1 t1'
+	assert_equal "$(cat "$k/results/r1/all/s.tap")" $'1..1\nok 1 s.t1-case: t1'
 }
 
-@test "overlay: an INFRA rerun replaces nothing and makes the kernel INFRA until a rerun completes" {
+@test "matrix.overlay-infra: overlay: an INFRA rerun replaces nothing and makes the kernel INFRA until a rerun completes" {
 	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" PASS
@@ -345,7 +345,7 @@ kdir() {
 	run -2 report overlay "$k"
 }
 
-@test "overlay: a copy that fails leaves the kernel's results as they were and names the file" {
+@test "matrix.overlay-copy-fails: overlay: a copy that fails leaves the kernel's results as they were and names the file" {
 	results_issues
 	k=$BATS_TEST_TMPDIR/k r=$BATS_TEST_TMPDIR/r
 	kdir "$k" FAIL

@@ -106,31 +106,31 @@ optimize_detach() {
 	integ_verdict "$d/pre.json" 0 "$MODE -p, SIG$sig: $STATES"
 }
 
-@test "perf: a nop5 site is int3 until its first hit, then the kernel's choice, and the file's bytes after SIGINT of the tracer" {
+@test "nop5.perf-site-lifecycle: perf: a nop5 site is int3 until its first hit, then the kernel's choice, and the file's bytes after SIGINT of the tracer" {
 	optimize_detach perf INT fxint_nop5_site fxint:nop5
 }
 
-@test "tracefs: a nop5 site is int3 until its first hit, then the kernel's choice, and the file's bytes after SIGINT of the tracer" {
+@test "nop5.tracefs-site-lifecycle: tracefs: a nop5 site is int3 until its first hit, then the kernel's choice, and the file's bytes after SIGINT of the tracer" {
 	optimize_detach tracefs INT fxint_nop5_site fxint:nop5
 }
 
-@test "multi: a nop5 site is int3 until its first hit, then the kernel's choice, and the file's bytes after SIGINT of the tracer" {
+@test "nop5.multi-site-lifecycle: multi: a nop5 site is int3 until its first hit, then the kernel's choice, and the file's bytes after SIGINT of the tracer" {
 	optimize_detach multi INT fxint_nop5_site fxint:nop5
 }
 
-@test "perf: SIGKILL of the tracer after the nop5 site was hit restores the file's bytes, and the program runs on unharmed" {
+@test "nop5.perf-sigkill-restores: perf: SIGKILL of the tracer after the nop5 site was hit restores the file's bytes, and the program runs on unharmed" {
 	optimize_detach perf KILL fxint_nop5_site fxint:nop5
 }
 
-@test "tracefs: SIGKILL of the tracer after the nop5 site was hit restores the file's bytes, and the program runs on unharmed" {
+@test "nop5.tracefs-sigkill-restores: tracefs: SIGKILL of the tracer after the nop5 site was hit restores the file's bytes, and the program runs on unharmed" {
 	optimize_detach tracefs KILL fxint_nop5_site fxint:nop5
 }
 
-@test "multi: SIGKILL of the tracer after the nop5 site was hit restores the file's bytes, and the program runs on unharmed" {
+@test "nop5.multi-sigkill-restores: multi: SIGKILL of the tracer after the nop5 site was hit restores the file's bytes, and the program runs on unharmed" {
 	optimize_detach multi KILL fxint_nop5_site fxint:nop5
 }
 
-@test "a nop5 across a page boundary stays an int3 while traced (the kernel cannot rewrite it atomically)" {
+@test "nop5.page-cross: a nop5 across a page boundary stays an int3 while traced (the kernel cannot rewrite it atomically)" {
 	pc_use_mode auto
 	local d=$BATS_TEST_TMPDIR fx pid f
 	local o=$d/o.json t=$d/t.json
@@ -196,27 +196,27 @@ fork_after() {
 	integ_verdict "$o" 0 "$MODE ${follow:+--follow} fork after optimization: $STATES"
 }
 
-@test "perf: a child forked after the nop5 site was hit hits it 1000 times unharmed (-c, not followed)" {
+@test "nop5.perf-fork-cmd: perf: a child forked after the nop5 site was hit hits it 1000 times unharmed (-c, not followed)" {
 	fork_after perf ''
 }
 
-@test "perf: a child forked after the nop5 site was hit hits it 1000 times unharmed (--follow)" {
+@test "nop5.perf-fork-follow: perf: a child forked after the nop5 site was hit hits it 1000 times unharmed (--follow)" {
 	fork_after perf 1
 }
 
-@test "tracefs: a child forked after the nop5 site was hit hits it 1000 times unharmed (-c, not followed)" {
+@test "nop5.tracefs-fork-cmd: tracefs: a child forked after the nop5 site was hit hits it 1000 times unharmed (-c, not followed)" {
 	fork_after tracefs ''
 }
 
-@test "tracefs: a child forked after the nop5 site was hit hits it 1000 times unharmed (--follow)" {
+@test "nop5.tracefs-fork-follow: tracefs: a child forked after the nop5 site was hit hits it 1000 times unharmed (--follow)" {
 	fork_after tracefs 1
 }
 
-@test "multi: a child forked after the nop5 site was hit hits it 1000 times unharmed (-c, not followed)" {
+@test "nop5.multi-fork-cmd: multi: a child forked after the nop5 site was hit hits it 1000 times unharmed (-c, not followed)" {
 	fork_after multi ''
 }
 
-@test "multi: a child forked after the nop5 site was hit hits it 1000 times unharmed (--follow)" {
+@test "nop5.multi-fork-follow: multi: a child forked after the nop5 site was hit hits it 1000 times unharmed (--follow)" {
 	fork_after multi 1
 }
 
@@ -234,19 +234,19 @@ exec_after() {
 	integ_verdict "$o" 0 "$MODE: exec after 20 hits, 20 hits in the new image"
 }
 
-@test "perf: exec after the nop5 site was hit: the new image's hits are exact and unharmed" {
+@test "nop5.perf-exec: perf: exec after the nop5 site was hit: the new image's hits are exact and unharmed" {
 	exec_after perf
 }
 
-@test "tracefs: exec after the nop5 site was hit: the new image's hits are exact and unharmed" {
+@test "nop5.tracefs-exec: tracefs: exec after the nop5 site was hit: the new image's hits are exact and unharmed" {
 	exec_after tracefs
 }
 
-@test "multi: exec after the nop5 site was hit: the new image's hits are exact and unharmed" {
+@test "nop5.multi-exec: multi: exec after the nop5 site was hit: the new image's hits are exact and unharmed" {
 	exec_after multi
 }
 
-@test "two tracers on one nop5 site: each sees every hit while attached; the file's bytes after both detach" {
+@test "nop5.two-tracers: two tracers on one nop5 site: each sees every hit while attached; the file's bytes after both detach" {
 	requires uprobe_multi
 	local d=$BATS_TEST_TMPDIR fx pid f1 f2 f3 p1 p2
 	local o=$d/o.json t1=$d/t1.json t2=$d/t2.json
@@ -317,11 +317,11 @@ seccomp_case() {
 	integ_verdict "$o" 0 "seccomp:$a (refusing syscalls 335 and 336): the program lived through 20 entry/return and 20 nop5 hits"
 }
 
-@test "a process whose seccomp filter kills on the uprobe and uretprobe syscalls survives entry, return and nop5 probes" {
+@test "nop5.seccomp-kill: a process whose seccomp filter kills on the uprobe and uretprobe syscalls survives entry, return and nop5 probes" {
 	seccomp_case kill
 }
 
-@test "a process whose seccomp filter returns EPERM for the uprobe and uretprobe syscalls survives entry, return and nop5 probes" {
+@test "nop5.seccomp-errno: a process whose seccomp filter returns EPERM for the uprobe and uretprobe syscalls survives entry, return and nop5 probes" {
 	seccomp_case errno
 }
 
@@ -417,7 +417,7 @@ twin_exact() {
 	out=$("$PC_TOOLS/oraclecmp" "$d/3.o" "$d/3.t" 2>&1) || { echo "$v (sys/sdt.h's nop): $(tail -n 1 <<<"$out")"; return 1; }
 }
 
-@test "natural probes whose notes name a nop5 or nop; nop5: arguments exact in every variant, executable and library" {
+@test "nop5.natural-probes: natural probes whose notes name a nop5 or nop; nop5: arguments exact in every variant, executable and library" {
 	local v line failed='' why
 	local -a found=()
 	while read -r v; do

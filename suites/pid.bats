@@ -73,7 +73,7 @@ symsize() {
 	readelf -sW "$1" | awk -v f="$2" '$8 == f && $4 == "FUNC" { printf "0x%x\n", $3; exit }'
 }
 
-@test "pid entry: 8 arguments (6 registers, 2 stack slots) and the return value, exact in O0/O2 x pie/nopie" {
+@test "pid.entry-return: pid entry: 8 arguments (6 registers, 2 stack slots) and the return value, exact in O0/O2 x pie/nopie" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t
@@ -91,7 +91,7 @@ symsize() {
 	grep -qF '"args":[1,18446744073709551614,9223372036854775807,4,0,18446744073709551610,8070450532247928839,18446744073709551608]}' "$t"
 }
 
-@test "pid entry --args 10: arguments 6-9 from 8..32(%rsp); a negative return prints as unsigned 64-bit" {
+@test "pid.entry-args10: pid entry --args 10: arguments 6-9 from 8..32(%rsp); a negative return prints as unsigned 64-bit" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t r
@@ -113,7 +113,7 @@ symsize() {
 	done
 }
 
-@test "pid return: -1 prints as 18446744073709551615 (the raw %rax, unsigned)" {
+@test "pid.return-unsigned: pid return: -1 prints as 18446744073709551615 (the raw %rax, unsigned)" {
 	requires tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
@@ -129,7 +129,7 @@ symsize() {
 	assert_line --index 2 --partial '"args":[18446744073709549615]'
 }
 
-@test "--args: default 6 prints the first six of eight; 0 prints none; 13, -1 and x exit 2" {
+@test "pid.args-option: --args: default 6 prints the first six of eight; 0 prints none; 13, -1 and x exit 2" {
 	pc_probecheck_only "its --args checks"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json bad
 	bin=$(pfbin O2_pie)
@@ -151,7 +151,7 @@ symsize() {
 	done
 }
 
-@test "pid: a function in a shared library, by its path (-c) and by PATH '*' (-p), site bytes restored" {
+@test "pid.shared-lib: pid: a function in a shared library, by its path (-c) and by PATH '*' (-p), site bytes restored" {
 	requires tracer:func_entry tracer:func_return tracer:cmd tracer:pid tracer:star
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
@@ -179,7 +179,7 @@ symsize() {
 	assert_summary 8 "$t.p.err"
 }
 
-@test "pid, PATH '*' (-p): the first object refusing an offset ends the resolution: exit 2, one message naming object, function and size, nothing attached" {
+@test "pid.star-offset-refused: pid, PATH '*' (-p): the first object refusing an offset ends the resolution: exit 2, one message naming object, function and size, nothing attached" {
 	pc_probecheck_only "its messages for a refused offset"
 	local bin fifo pid ready=$BATS_TEST_TMPDIR/ready
 	bin=$(pfbin O2_pie)
@@ -197,7 +197,7 @@ symsize() {
 	pc_fifo_write "$fifo" go
 }
 
-@test "pid aliases: a glob over three names at one address is one site (alphabetically first name); two named aliases are two sites" {
+@test "pid.alias-sites: pid aliases: a glob over three names at one address is one site (alphabetically first name); two named aliases are two sites" {
 	pc_probecheck_only "its naming of aliases"
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
@@ -219,7 +219,7 @@ symsize() {
 	assert_summary 4 "$t.err"
 }
 
-@test "pid glob: pf_g_* matches exactly three functions; a function matched twice is attached once" {
+@test "pid.glob-three: pid glob: pf_g_* matches exactly three functions; a function matched twice is attached once" {
 	requires tracer:func_entry tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
@@ -236,7 +236,7 @@ symsize() {
 	assert_summary 6 "$t.err"
 }
 
-@test "pid offset: FUNCTION:0xOFF at the second instruction fires once per call with no arguments; 0x0 fires with entry" {
+@test "pid.offset-fires: pid offset: FUNCTION:0xOFF at the second instruction fires once per call with no arguments; 0x0 fires with entry" {
 	requires tracer:func_offset tracer:func_entry tracer:cmd
 	requires bpf_cookie    # FUNC:0x0 and FUNC:entry: two sites at one place
 	local v bin off o t
@@ -262,7 +262,7 @@ symsize() {
 	done
 }
 
-@test "pid offset beyond the function (= its st_size) exits 2 naming function, offset and size; a bad offset exits 2" {
+@test "pid.offset-beyond: pid offset beyond the function (= its st_size) exits 2 naming function, offset and size; a bad offset exits 2" {
 	pc_probecheck_only "its command-line errors"
 	local bin t=$BATS_TEST_TMPDIR/t.json size bad
 	bin=$(pfbin O2_pie)
@@ -278,7 +278,7 @@ symsize() {
 	done
 }
 
-@test "pid: unknown function, PATH '*' without -p, a missing file: exit 2" {
+@test "pid.bad-requests: pid: unknown function, PATH '*' without -p, a missing file: exit 2" {
 	pc_probecheck_only "its command-line errors"
 	local bin t=$BATS_TEST_TMPDIR/t.json
 	bin=$(pfbin O2_pie)
@@ -290,7 +290,7 @@ symsize() {
 		"pid:$BATS_TEST_TMPDIR/nosuch:main:entry"
 }
 
-@test "pid entry and return with the function's own USDT probe: per call exactly entry, usdt, return" {
+@test "pid.with-usdt: pid entry and return with the function's own USDT probe: per call exactly entry, usdt, return" {
 	requires tracer:func_entry tracer:func_return tracer:usdt tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local v bin o t want i
@@ -310,7 +310,7 @@ symsize() {
 	done
 }
 
-@test "pid entry and return on a function called from 8 threads: exact events per thread" {
+@test "pid.eight-threads: pid entry and return on a function called from 8 threads: exact events per thread" {
 	requires tracer:func_entry tracer:func_return tracer:cmd
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json

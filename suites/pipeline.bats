@@ -39,7 +39,7 @@ oracle_events() {
 	grep -c '"probe":' "$1" || true
 }
 
-@test "a full ring drops events, and delivered + dropped == hits == fired, delivered == lines printed" {
+@test "pipeline.ring-drops: a full ring drops events, and delivered + dropped == hits == fired, delivered == lines printed" {
 	local bin pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	local go done=$BATS_TEST_TMPDIR/fired n=300000 st
 	bin=$(fx_first_bin)
@@ -67,7 +67,7 @@ oracle_events() {
 	assert_oracle "$o.head" "$t"
 }
 
-@test "the pid filter: an untraced second instance gives no events and its semaphore stays 0" {
+@test "pipeline.pid-filter: the pid filter: an untraced second instance gives no events and its semaphore stays 0" {
 	local bin a b oa=$BATS_TEST_TMPDIR/a.json ob=$BATS_TEST_TMPDIR/b.json t=$BATS_TEST_TMPDIR/t.json
 	local ga gb gb2 bdone=$BATS_TEST_TMPDIR/b-done sa sb
 	bin=$(fx_first_bin)
@@ -116,7 +116,7 @@ fixture_exits_0() {
 	((st == 0)) || fail "fixture $1 exited with status $st, expected 0"
 }
 
-@test "-p on a process started before the tracer: traces it and ends when it exits" {
+@test "pipeline.pid-running: -p on a process started before the tracer: traces it and ends when it exits" {
 	local bin pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go early=$BATS_TEST_TMPDIR/early
 	bin=$(fx_first_bin)
 	go=$(pc_fifo go)
@@ -159,15 +159,15 @@ ends_cleanly_on() {
 	[[ $(oracle_events "$o") == 5 ]] || fail "the fixture fired $(oracle_events "$o") times, expected 5"
 }
 
-@test "SIGINT to the tracer ends tracing cleanly: exit 0, summary, nothing left attached" {
+@test "pipeline.sigint-ends: SIGINT to the tracer ends tracing cleanly: exit 0, summary, nothing left attached" {
 	ends_cleanly_on INT
 }
 
-@test "SIGTERM to the tracer ends tracing cleanly: exit 0, summary, nothing left attached" {
+@test "pipeline.sigterm-ends: SIGTERM to the tracer ends tracing cleanly: exit 0, summary, nothing left attached" {
 	ends_cleanly_on TERM
 }
 
-@test "-c with a command that exits non-zero or is killed: exit 1, events still delivered" {
+@test "pipeline.cmd-status: -c with a command that exits non-zero or is killed: exit 1, events still delivered" {
 	local bin o=$BATS_TEST_TMPDIR/o.json
 	bin=$(fx_first_bin)
 	run -1 --separate-stderr pc trace --json -c "$bin --oracle $o fire:fx:a1:2 exit:3" "usdt:$bin:fx:a1"
@@ -189,7 +189,7 @@ ends_cleanly_on() {
 	assert_summary 1
 }
 
-@test "ts increases per thread, cpu is below the number of CPUs" {
+@test "pipeline.ts-cpu: ts increases per thread, cpu is below the number of CPUs" {
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json ncpu trace_st
 	bin=$(fx_first_bin)
 	ncpu=$(nproc --all)
@@ -220,7 +220,7 @@ ends_cleanly_on() {
 	assert_output "5 threads"
 }
 
-@test "started with stdin and stderr closed, the tracer keeps fds 0 and 2 on /dev/null: nothing it opens takes their place; events exact" {
+@test "pipeline.closed-fds: started with stdin and stderr closed, the tracer keeps fds 0 and 2 on /dev/null: nothing it opens takes their place; events exact" {
 	local fx o t cmd
 	fx=$(fx_bin gcc_O2_pie)
 	o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json cmd=$BATS_TEST_TMPDIR/cmd.sh

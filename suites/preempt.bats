@@ -60,14 +60,14 @@ mixed() {
 		$1 =~ ([0-9]+)\ missing,\ ([0-9]+)\ unexpected && ${BASH_REMATCH[1]} == "${BASH_REMATCH[2]}" ]]
 }
 
-@test "8 threads at one site with the guard on: every event exact" {
+@test "preempt.guarded-threads: 8 threads at one site with the guard on: every event exact" {
 	requires preempt_guard
 	local bad
 	bad=$(burst 1 1)
 	[[ -z $bad ]] || fail "guarded: $bad"
 }
 
-@test "8 threads at one site, unguarded, 5 runs: each hit's record its own (K5)" {
+@test "preempt.unguarded-threads: 8 threads at one site, unguarded, 5 runs: each hit's record its own (K5)" {
 	local n bad guarded=0 busy=() other=()
 	# The same burst guarded first where the kernel allows it: exact, or
 	# the tracer is at fault whatever happens unguarded.
@@ -111,7 +111,7 @@ stop_load() {
 # fork of ours is a child the fork tracepoint never added.  The trace must
 # be exact whatever the kernel does (children join at their first hit,
 # follow.bats); the kernel's skips are the finding.
-@test "fork tracepoint program without the preemption guard, under a fork load on one CPU: the kernel runs it at every fork (K6); the trace is exact either way" {
+@test "preempt.fork-tracepoint: fork tracepoint program without the preemption guard, under a fork load on one CPU: the kernel runs it at every fork (K6); the trace is exact either way" {
 	pc_probecheck_only "the tracer's own recursion_misses report"
 	requires cmd:taskset
 	local fx=$BATS_TEST_TMPDIR/fx_k6 o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json load skipped

@@ -22,35 +22,38 @@ cls() {
 	report classify "$1" | awk -F'\t' -v s="$2" -v t="$3" '$1 == s && $2 == t { print $3 "|" $4 }'
 }
 
-@test "classify: a failure in pc_kernel_symptom with a listed slug, listed for the test, is 'kernel: ID'" {
+@test "report.classify-kernel: classify: a failure in pc_kernel_symptom with a listed slug, listed for the test, is 'kernel: ID'" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
-	hsuite "$d" s < <(printf '1..3\nok 1 fine # in 3 ms\n'; sym 2 "red zone" redzone-call; sym 3 "fork child" fork-trampoline)
-	assert_equal "$(cls "$d" s "red zone")" "kernel: K1|"
-	assert_equal "$(cls "$d" s "fork child")" "kernel: K2|"
+	hsuite "$d" s < <(printf '1..3\nok 1 fine # in 3 ms\n'; sym 2 "s.red-zone: red zone" redzone-call; sym 3 "s.fork-child: fork child" fork-trampoline)
+	assert_equal "$(cls "$d" s "s.red-zone: red zone")" "kernel: K1|"
+	assert_equal "$(cls "$d" s "s.fork-child: fork child")" "kernel: K2|"
 	assert_equal "$(cls "$d" s fine)" "pass|"
 	# ... called from a helper: the innermost frame is still pc_kernel_symptom
-	hsuite "$d" integrity < <(printf '1..1\n'; sym 1 nested redzone-call | sed '2a #  from function `helper'"'"' in file suites/integrity.bats, line 4,')
-	assert_equal "$(cls "$d" integrity nested)" "kernel: K1|"
+	hsuite "$d" integrity < <(printf '1..1\n'; sym 1 "integrity.nested-call: nested" redzone-call | sed '2a #  from function `helper'"'"' in file suites/integrity.bats, line 4,')
+	assert_equal "$(cls "$d" integrity "integrity.nested-call: nested")" "kernel: K1|"
 }
 
-@test "classify: the same symptom from a test the entry does not list stays FAIL" {
+@test "report.classify-unlisted-test: classify: the same symptom from a test the entry does not list stays FAIL" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
-	hsuite "$d" other < <(printf '1..1\n'; sym 1 "red zone" redzone-call)
-	hsuite "$d" s < <(printf '1..1\n'; sym 1 "not a fork test" fork-trampoline)
-	assert_equal "$(cls "$d" other "red zone")" "FAIL|symptom 'redzone-call' not listed for this test"
-	assert_equal "$(cls "$d" s "not a fork test")" "FAIL|symptom 'fork-trampoline' not listed for this test"
+	hsuite "$d" other < <(printf '1..1\n'; sym 1 "other.red-zone: red zone" redzone-call)
+	hsuite "$d" s < <(printf '1..1\n'; sym 1 "s.not-fork: not a fork test" fork-trampoline)
+	assert_equal "$(cls "$d" other "other.red-zone: red zone")" "FAIL|symptom 'redzone-call' not listed for this test"
+	assert_equal "$(cls "$d" s "s.not-fork: not a fork test")" "FAIL|symptom 'fork-trampoline' not listed for this test"
+	# a test without an ID is named by no entry
+	hsuite "$d/noid" s < <(printf '1..1\n'; sym 1 "red zone" redzone-call)
+	assert_equal "$(cls "$d/noid" s "red zone")" "FAIL|symptom 'redzone-call' not listed for this test"
 }
 
-@test "classify: a slug no entry lists stays FAIL" {
+@test "report.classify-unlisted-slug: classify: a slug no entry lists stays FAIL" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s < <(printf '1..1\n'; sym 1 mystery new-kernel-bug)
 	assert_equal "$(cls "$d" s mystery)" "FAIL|unlisted kernel symptom 'new-kernel-bug'"
 }
 
-@test "classify: a symptom plus a cleanup violation stays FAIL" {
+@test "report.classify-leftovers: classify: a symptom plus a cleanup violation stays FAIL" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s < <(printf '1..1\n'; sym 1 leaky redzone-call
@@ -58,7 +61,7 @@ cls() {
 	assert_equal "$(cls "$d" s leaky)" "FAIL|symptom 'redzone-call' plus leftovers (cleanup invariants violated)"
 }
 
-@test "classify: a test that failed elsewhere but printed a symptom line stays FAIL" {
+@test "report.classify-elsewhere: classify: a test that failed elsewhere but printed a symptom line stays FAIL" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s < <(printf '1..2\n'; sym 1 body redzone-call -; sym 2 helper redzone-call pc_check_clean)
@@ -66,19 +69,19 @@ cls() {
 	assert_equal "$(cls "$d" s helper)" "FAIL|kernel symptom 'redzone-call' printed, but the test failed elsewhere"
 }
 
-@test "classify: several slugs name every id; one unlisted slug among them keeps it FAIL; a timeout is FAIL" {
+@test "report.classify-several-slugs: classify: several slugs name every id; one unlisted slug among them keeps it FAIL; a timeout is FAIL" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s < <(printf '1..3\n'
-		sym 1 "fork both" fork-trampoline | sed '$a # kernel-symptom: redzone-call: also'
-		sym 2 "fork half" fork-trampoline | sed '$a # kernel-symptom: mystery: also'
+		sym 1 "s.fork-both: fork both" fork-trampoline | sed '$a # kernel-symptom: redzone-call: also'
+		sym 2 "s.fork-half: fork half" fork-trampoline | sed '$a # kernel-symptom: mystery: also'
 		sym 3 "fork slow" fork-trampoline | sed '1s/ # in 12 ms$/ # timeout after 300s/')
-	assert_equal "$(cls "$d" s "fork both")" "kernel: K1, K2|"
-	assert_equal "$(cls "$d" s "fork half")" "FAIL|unlisted kernel symptom 'mystery'"
+	assert_equal "$(cls "$d" s "s.fork-both: fork both")" "kernel: K1, K2|"
+	assert_equal "$(cls "$d" s "s.fork-half: fork half")" "FAIL|unlisted kernel symptom 'mystery'"
 	assert_equal "$(cls "$d" s "fork slow")" "FAIL|timeout after 300s"
 }
 
-@test "classify: the TAP bats really prints for pc_kernel_symptom is recognised, a failure elsewhere is not" {
+@test "report.classify-real-tap: classify: the TAP bats really prints for pc_kernel_symptom is recognised, a failure elsewhere is not" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	mkdir -p "$d/junit"
@@ -86,9 +89,9 @@ cls() {
 	# for one of this file's tests.)
 	{
 		printf 'load "%s/suites/helpers/common"\n' "$PROBECHECK_ROOT"
-		printf '%stest "red zone" {\n' @
+		printf '%stest "integrity.planted-symptom: red zone" {\n' @
 		printf '\tpc_kernel_symptom redzone-call "fxint pid 1 hit 2: red zone -8 differs" "second line"\n}\n'
-		printf '%stest "fails after a symptom in a subshell" {\n' @
+		printf '%stest "integrity.planted-subshell: fails after a symptom in a subshell" {\n' @
 		printf '\t( pc_kernel_symptom redzone-call "ev" ) || true\n\tfalse\n}\n'
 	} >"$BATS_TEST_TMPDIR/integrity.bats"
 	# A clean environment: bats' own variables, and its libexec first in
@@ -99,30 +102,30 @@ cls() {
 		"$BATS_TEST_TMPDIR/integrity.bats" >"$BATS_TEST_TMPDIR/inner.tap" 2>&1 3>&- || st=$?
 	assert_equal "$st" 1
 	hsuite "$d" integrity 1 <"$BATS_TEST_TMPDIR/inner.tap"
-	assert_equal "$(cls "$d" integrity "red zone")" "kernel: K1|"
-	assert_equal "$(cls "$d" integrity "fails after a symptom in a subshell")" \
+	assert_equal "$(cls "$d" integrity "integrity.planted-symptom: red zone")" "kernel: K1|"
+	assert_equal "$(cls "$d" integrity "integrity.planted-subshell: fails after a symptom in a subshell")" \
 		"FAIL|kernel symptom 'redzone-call' printed, but the test failed elsewhere"
 }
 
 # findings_run D: a host results directory where K1 reproduces (s), K2's
-# test passes (s: fork ok), K3's tests all skip (detachkill).
+# test passes (s.fork-ok), K3's tests all skip (detachkill).
 findings_run() {
-	hsuite "$1" s < <(printf '1..3\n'; sym 1 "red zone" redzone-call; printf 'ok 2 fork ok\nok 3 fine\n')
-	hsuite "$1" detachkill <<<$'1..2\nok 1 perf # skip requires uprobe_pmu: no PMU\nok 2 tracefs # skip requires tracefs: not mounted'
+	hsuite "$1" s < <(printf '1..3\n'; sym 1 "s.red-zone: red zone" redzone-call; printf 'ok 2 s.fork-ok: fork ok\nok 3 fine\n')
+	hsuite "$1" detachkill <<<$'1..2\nok 1 detachkill.perf-round: perf # skip requires uprobe_pmu: no PMU\nok 2 detachkill.tracefs-round: tracefs # skip requires tracefs: not mounted'
 	mkdir -p "$1/run"
 	echo 6.18.44-test >"$1/run/kernel"
 	: >"$1/run/kernel-findings.txt"
 }
 
-@test "check: every failure a listed finding: exit 0, the findings printed, reproduced, not reproduced, not tested" {
+@test "report.check-findings: check: every failure a listed finding: exit 0, the findings printed, reproduced, not reproduced, not tested" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	findings_run "$d"
 	run -0 report check --status run-unit=0 --status run-suites=0 --status run-valgrind=0 "$d"
 	assert_line "probecheck: kernel findings on 6.18.44-test (ci/kernel-issues)"
 	assert_line "  KERNEL K1 reproduced by 1 test: the red zone is overwritten"
-	assert_line "    s: red zone"
-	assert_line "      redzone-call: evidence of red zone"
+	assert_line "    s.red-zone: red zone"
+	assert_line "      redzone-call: evidence of s.red-zone: red zone"
 	assert_line "  not reproduced: K2 (1 test passed)"
 	assert_line "  not tested: K3 (skipped: requires uprobe_pmu: no PMU; requires tracefs: not mounted)"
 	assert_line "probecheck: 2 passed, 0 failed, 2 skipped, 1 kernel"
@@ -138,24 +141,24 @@ findings_run() {
 	assert_line "  not tested: K3 (none of its tests ran)"
 }
 
-@test "check: an entry whose tests all reproduced other findings is 'not reproduced'; one plain failure among them makes it 'not tested'" {
+@test "report.check-not-reproduced: check: an entry whose tests all reproduced other findings is 'not reproduced'; one plain failure among them makes it 'not tested'" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	# K2's only test (s: fork ...) ran to its verdict and saw the red zone
 	# (K1), not the fork symptom: K2 did not reproduce.
-	hsuite "$d" s < <(printf '1..1\n'; sym 1 "fork child" redzone-call)
+	hsuite "$d" s < <(printf '1..1\n'; sym 1 "s.fork-child: fork child" redzone-call)
 	mkdir -p "$d/run"; echo 6.18.44-test >"$d/run/kernel"; : >"$d/run/kernel-findings.txt"
 	run -0 report check "$d"
 	assert_line "  KERNEL K1 reproduced by 1 test: the red zone is overwritten"
 	assert_line "  not reproduced: K2 (its 1 test reproduced only K1)"
 	# the same with a plain failure of another K2 test: K2 is not tested
-	printf 'not ok 2 fork broken\n' >>"$d/s.tap"
+	printf 'not ok 2 s.fork-broken: fork broken\n' >>"$d/s.tap"
 	sed -i 's/^1..1$/1..2/' "$d/s.tap"
 	run -1 report check "$d"
 	assert_line --partial "  not tested: K2 (its 2 tests failed otherwise)"
 }
 
-@test "check: a plain failure, a test never reported, a runner failure, a bats error, a unit binary or valgrind: exit 1" {
+@test "report.check-failures: check: a plain failure, a test never reported, a runner failure, a bats error, a unit binary or valgrind: exit 1" {
 	results_issues
 	for what in plain missing harness bats unit valgrind nosuites runner; do
 		d=$BATS_TEST_TMPDIR/$what
@@ -187,7 +190,7 @@ findings_run() {
 	assert_line "  run-valgrind exited with status 1"
 }
 
-@test "results: RESULTS.md opens with the kernel findings (id, title, outcome, tests, evidence), then the suites with a kernel column" {
+@test "report.results-findings-first: results: RESULTS.md opens with the kernel findings (id, title, outcome, tests, evidence), then the suites with a kernel column" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	findings_run "$d"
@@ -204,8 +207,8 @@ findings_run() {
 	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) |' <<<"$f" || fail "K1 row: $f"
 	grep -qxF '| K2 | a forked child dies at its first hit | not reproduced (1 test passed) |' <<<"$f" || fail "K2 row: $f"
 	grep -qF '| K3 | SIGKILL mid-detach leaks the uprobe | not tested (skipped: ' <<<"$f" || fail "K3 row: $f"
-	grep -qxF '  - s: red zone' <<<"$f" || fail "no test under K1: $f"
-	grep -qxF '    - `redzone-call: evidence of red zone`' <<<"$f" || fail "no evidence under K1: $f"
+	grep -qxF '  - s.red-zone: red zone' <<<"$f" || fail "no test under K1: $f"
+	grep -qxF '    - `redzone-call: evidence of s.red-zone: red zone`' <<<"$f" || fail "no evidence under K1: $f"
 	grep -qxF -- '- Fixed: 7.3' <<<"$f" || fail "no fix under K1: $f"
 	assert_line '| suite | passed | failed | skipped | kernel | time |'
 	assert_line '| s | 2 | 0 | 0 | 1 | 2s |'
@@ -214,7 +217,7 @@ findings_run() {
 	# with a matrix: a column per kernel
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" old PASS
-	suite "$m" old s <<<$'1..1\nok 1 red zone'
+	suite "$m" old s <<<$'1..1\nok 1 s.red-zone: red zone'
 	run -0 report results "$d" 75 "$m"
 	f=$(section "$output" "Kernel findings")
 	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) | not reproduced (1 test passed) |' <<<"$f" ||
@@ -223,7 +226,7 @@ findings_run() {
 	assert_line "## Kernel matrix"
 	# two matrices running one kernel: each column names its directory
 	kern "$BATS_TEST_TMPDIR/m2" old PASS
-	suite "$BATS_TEST_TMPDIR/m2" old s <<<$'1..1\nok 1 red zone'
+	suite "$BATS_TEST_TMPDIR/m2" old s <<<$'1..1\nok 1 s.red-zone: red zone'
 	run -0 report results "$d" 75 "$m" "$BATS_TEST_TMPDIR/m2"
 	f=$(section "$output" "Kernel findings")
 	grep -qxF '| id | title | this run (`6.18.44-test`) | old (m) | old (m2) |' <<<"$f" ||
@@ -239,7 +242,7 @@ findings_run() {
 	assert_line "- Kernel log during the suites: not scanned (no suite ran, or dmesg was not readable)"
 }
 
-@test "results: make fuzz's table becomes the Fuzzing section (a row per target, the total); none without it; a foreign file is named, not fatal" {
+@test "report.results-fuzz: results: make fuzz's table becomes the Fuzzing section (a row per target, the total); none without it; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
 	run -0 report results "$d" 10
@@ -264,7 +267,7 @@ findings_run() {
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
 
-@test "results: make mutate's rows become the Mutation testing section (score, counts, survivors, listed equivalents); without them the header says so; a foreign file is named, not fatal" {
+@test "report.results-mutation: results: make mutate's rows become the Mutation testing section (score, counts, survivors, listed equivalents); without them the header says so; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
 	run -0 report results "$d" 10
@@ -325,7 +328,7 @@ KLOG_LINES=(
 	"uprobe: probecheck:4242 failed to unregister, leaking uprobe"
 )
 
-@test "kernlog: every pattern is found and counted once, with its trace; a clean log is clean" {
+@test "report.kernlog-patterns: kernlog: every pattern is found and counted once, with its trace; a clean log is clean" {
 	results_issues
 	m=$BATS_TEST_TMPDIR/m
 	for i in "${!KLOG_LINES[@]}"; do
@@ -345,7 +348,7 @@ KLOG_LINES=(
 	done
 }
 
-@test "kernlog --since: only what dmesg printed after the mark (run-suites on the host)" {
+@test "report.kernlog-since: kernlog --since: only what dmesg printed after the mark (run-suites on the host)" {
 	results_issues
 	printf '[   10.000000] uprobe: probecheck:1 failed to unregister, leaking uprobe\n' >"$BATS_TEST_TMPDIR/mark"
 	{
@@ -361,13 +364,13 @@ KLOG_LINES=(
 		'continuation of the report' 'watchdog: Watchdog detected hard LOCKUP on cpu 1')"
 }
 
-@test "tally: run-suites' '-' counts filled in from the TAP; the last line and exit status count kernel apart" {
+@test "report.tally-counts: tally: run-suites' '-' counts filled in from the TAP; the last line and exit status count kernel apart" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	findings_run "$d"
 	run -0 report tally "$d" s
 	assert_line "   s: 2 passed, 0 failed, 0 skipped, 1 kernel (2s)"
-	assert_line "     kernel: K1: red zone"
+	assert_line "     kernel: K1: s.red-zone: red zone"
 	assert_equal "$(grep -P '^s\t' "$d/suites.tsv")" "$(printf 's\t2\t0\t0\t2\t1\t1')"
 	run -0 report tally "$d"
 	assert_output "2 passed, 0 failed, 2 skipped, 1 kernel"
@@ -376,9 +379,9 @@ KLOG_LINES=(
 	assert_output "2 passed, 1 failed, 2 skipped, 1 kernel"
 }
 
-@test "run-suites and run-unit: the module counts on the host; PROBECHECK_NO_REPORT=1 (a guest) only records" {
+@test "report.module-counts: run-suites and run-unit: the module counts on the host; PROBECHECK_NO_REPORT=1 (a guest) only records" {
 	results_issues
-	printf '@test "t" {\n\ttrue\n}\n@test "u" {\n\tfalse\n}\n' >"$BATS_TEST_TMPDIR/syn.bats"
+	printf '@test "syn.passes-true: t" {\n\ttrue\n}\n@test "syn.fails-false: u" {\n\tfalse\n}\n' >"$BATS_TEST_TMPDIR/syn.bats"
 	run -1 "$PROBECHECK_ROOT/harness/run/run-suites" "$BATS_TEST_TMPDIR/h" "$BATS_TEST_TMPDIR/syn.bats"
 	assert_line --regexp '^   syn: 1 passed, 1 failed, 0 skipped, 0 kernel \([0-9]+s\)$'
 	assert_equal "${lines[-1]}" "1 passed, 1 failed, 0 skipped, 0 kernel"
@@ -389,7 +392,7 @@ KLOG_LINES=(
 	assert_equal "$(cut -f1-4,6,7 "$BATS_TEST_TMPDIR/g/suites.tsv" | tail -n 1)" "$(printf 'syn\t-\t-\t-\t1\t-')"
 	[[ ! -e $BATS_TEST_TMPDIR/g/run/kernel-findings.txt ]]
 	# the host classifies what the guest recorded
-	assert_equal "$(cls "$BATS_TEST_TMPDIR/g" syn u)" "FAIL|"
+	assert_equal "$(cls "$BATS_TEST_TMPDIR/g" syn "syn.fails-false: u")" "FAIL|"
 	printf '#!/bin/sh\necho "1..2"\necho "ok 1 - a"\necho "not ok 2 - b"\nexit 1\n' >"$BATS_TEST_TMPDIR/test_bad"
 	chmod +x "$BATS_TEST_TMPDIR/test_bad"
 	run -1 "$PROBECHECK_ROOT/harness/run/run-unit" "$BATS_TEST_TMPDIR/u" "$BATS_TEST_TMPDIR/test_bad"
@@ -407,16 +410,16 @@ guest() {
 	echo "done 1" >"$1/results/guest.status"
 	: >"$1/unpack.log"
 	: >"$1/console.log"
-	suite "$(dirname "$1")" "$(basename "$1")" s < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
+	suite "$(dirname "$1")" "$(basename "$1")" s < <(printf '1..2\n'; sym 1 "s.red-zone: red zone" redzone-call; printf 'ok 2 t\n')
 }
 
-@test "run-suites: a test whose BATS_TEST_TIMEOUT countdown is left orphaned (bats 1.8.2's race) does not hold bats up until it ends" {
+@test "report.orphaned-countdown: run-suites: a test whose BATS_TEST_TIMEOUT countdown is left orphaned (bats 1.8.2's race) does not hold bats up until it ends" {
 	results_issues
 	# The race, made certain: the test kills its countdown subshell, as a
 	# test ending before the subshell has set its trap does; its sleep
 	# lives on, holding bats' pipes.
 	# (printf: a line starting with @test here would be this file's test)
-	printf '%s\n' '@test "orphan" {' \
+	printf '%s\n' '@test "orphan.countdown-killed: orphan" {' \
 		'	for c in $(pgrep -P $$); do' \
 		'		pgrep -P "$c" -x -f "sleep $BATS_TEST_TIMEOUT" >/dev/null && kill -9 "$c"' \
 		'	done' \
@@ -428,7 +431,7 @@ guest() {
 	((SECONDS - t0 < 30)) || fail "run-suites took $((SECONDS - t0)) s: it waited for the orphaned countdown (60 s)"
 }
 
-@test "verdict --guest: INFRA when the run did not complete; PASS with a finding; FAIL when the results show none of a failure" {
+@test "report.verdict-guest: verdict --guest: INFRA when the run did not complete; PASS with a finding; FAIL when the results show none of a failure" {
 	results_issues
 	k=$BATS_TEST_TMPDIR/k
 	guest "$k"
@@ -499,13 +502,13 @@ fake_qemu() {
 	chmod +x "$1/qemu-system-x86_64"
 }
 
-@test "vm-run: the guest records, the host judges: a listed finding is PASS, a plain failure FAIL, no DONE INFRA" {
+@test "report.vm-run-judges: vm-run: the guest records, the host judges: a listed finding is PASS, a plain failure FAIL, no DONE INFRA" {
 	results_issues
 	fake_qemu "$BATS_TEST_TMPDIR/bin"
 	: >"$BATS_TEST_TMPDIR/bzImage"
 	: >"$BATS_TEST_TMPDIR/image.cpio"
 	export FAKE_RESULTS=$BATS_TEST_TMPDIR/g/results FAKE_STATUS=1
-	suite "$BATS_TEST_TMPDIR" g integrity < <(printf '1..2\n'; sym 1 "red zone" redzone-call; printf 'ok 2 t\n')
+	suite "$BATS_TEST_TMPDIR" g integrity < <(printf '1..2\n'; sym 1 "integrity.red-zone: red zone" redzone-call; printf 'ok 2 t\n')
 	vmrun() {
 		PATH=$BATS_TEST_TMPDIR/bin:$PATH VM_ACCEL=tcg "$PROBECHECK_ROOT/harness/kernels/vm-run" -n fake -t 60 \
 			-i "$BATS_TEST_TMPDIR/image.cpio" -o "$BATS_TEST_TMPDIR/out" "file:$BATS_TEST_TMPDIR/bzImage"
@@ -521,7 +524,7 @@ fake_qemu() {
 	assert_output --partial "vm-run: fake: INFRA: the guest never finished"
 }
 
-@test "vm-run VM_ACCEL: auto takes KVM only when a probe boot reaches the root file system; kvm insists; tcg skips the probe" {
+@test "report.vm-run-accel: vm-run VM_ACCEL: auto takes KVM only when a probe boot reaches the root file system; kvm insists; tcg skips the probe" {
 	results_issues
 	fake_qemu "$BATS_TEST_TMPDIR/bin"
 	: >"$BATS_TEST_TMPDIR/bzImage"
@@ -551,10 +554,10 @@ fake_qemu() {
 	assert_output --partial "VM_ACCEL='fast': expected auto, kvm or tcg"
 }
 
-@test "outcome (bisect-kernels): a kernel finding is fail there; missing, none, skip, pass" {
+@test "report.bisect-outcome: outcome (bisect-kernels): a kernel finding is fail there; missing, none, skip, pass" {
 	results_issues
 	d=$BATS_TEST_TMPDIR
-	{ printf '1..1\n'; sym 1 "red zone" redzone-call; } >"$d/k.tap"
+	{ printf '1..1\n'; sym 1 "s.red-zone: red zone" redzone-call; } >"$d/k.tap"
 	printf '1..2\nok 1 a\nok 2 b # skip x\n' >"$d/p.tap"
 	printf '1..1\nok 1 b # skip x\n' >"$d/s.tap"
 	printf '1..0\n' >"$d/n.tap"
@@ -565,7 +568,7 @@ fake_qemu() {
 		"skip none missing missing"
 }
 
-@test "ci/kernel-issues: it parses, and every slug a suite passes to pc_kernel_symptom is listed" {
+@test "report.kernel-issues-slugs: ci/kernel-issues: it parses, and every slug a suite passes to pc_kernel_symptom is listed" {
 	run -0 env -u PROBECHECK_KERNEL_ISSUES "$PROBECHECK_ROOT/harness/report/report" issues
 	listed=$(cut -f2 <<<"$output" | tr ' ' '\n')
 	# Calls and the "-- SLUG" of a further symptom (INTEG_MORE), not comments.
@@ -577,10 +580,10 @@ fake_qemu() {
 	done
 }
 
-@test "kernel-issues: a malformed list is an error naming the file and line, never a shorter list" {
+@test "report.kernel-issues-malformed: kernel-issues: a malformed list is an error naming the file and line, never a shorter list" {
 	f=$BATS_TEST_TMPDIR/ki
 	export PROBECHECK_KERNEL_ISSUES=$f
-	printf 'id: K1\nsymptom: a\ntitle: t\ntests: ^s: \n\nid: K1\nsymptom: b\ntitle: t\ntests: x\n' >"$f"
+	printf 'id: K1\nsymptom: a\ntitle: t\ntests: s.*\n\nid: K1\nsymptom: b\ntitle: t\ntests: s.x-y\n' >"$f"
 	run -2 report issues
 	assert_output "report: issues: '$f', entry at line 6: id K1 listed twice"
 	printf 'id: K1\nsymptom: a\ntitle: t\n' >"$f"
@@ -588,7 +591,7 @@ fake_qemu() {
 	assert_output "report: issues: '$f', entry at line 1: no 'tests'"
 	printf 'id: K1\nsymptom: a\ntitle: t\ntests: ^(s\n' >"$f"
 	run -2 report issues
-	assert_output --partial "report: issues: '$f', entry at line 1: tests '^(s': missing ), unterminated subpattern"
+	assert_output --partial "report: issues: '$f', entry at line 1: tests: '^(s' is not a test ID or a glob over IDs"
 	printf 'id: K1\nsymtpom: a\n' >"$f"
 	run -2 report issues
 	assert_output --partial "report: issues: '$f', line 2: expected one of id, symptom"
@@ -596,7 +599,7 @@ fake_qemu() {
 	assert_output --partial "report: check: '$f', line 2"
 }
 
-@test "tracers: the table's cells (pass, FAIL, skip by claim, n/a, skip), counts, claims, and each failure's first difference and reproducer" {
+@test "report.tracers-table: tracers: the table's cells (pass, FAIL, skip by claim, n/a, skip), counts, claims, and each failure's first difference and reproducer" {
 	local d=$BATS_TEST_TMPDIR/conf
 	mkdir -p "$d/claims" "$d/bt/repro/arguments-2" "$d/probecheck"
 	printf 'probecheck\t0\t10\tprobecheck abc\nbt\t1\t20\tbpftrace v0.17.0\n' >"$d/tracers.tsv"
@@ -640,6 +643,16 @@ fake_qemu() {
 	run -0 report tracers --rel build/conformance "$d"
 	assert_line '  first difference: oracle and trace differ  '
 	assert_line '  reproducer: (no reproducer written)'
+	# A test is one row across tracers by its ID, whatever sentence each
+	# run gave it (named as the first tracer's run names it).
+	local e=$BATS_TEST_TMPDIR/conf2
+	mkdir -p "$e/claims"
+	printf 'probecheck\t0\t10\tprobecheck abc\nbt\t1\t20\tbpftrace v0.17.0\n' >"$e/tracers.tsv"
+	hsuite "$e/probecheck" arguments <<<$'1..1\nok 1 arguments.x-y: the old sentence'
+	hsuite "$e/bt" arguments <<<$'1..1\nnot ok 1 arguments.x-y: the sentence reworded'
+	run -0 report tracers "$e"
+	assert_line '| arguments | arguments.x-y: the old sentence | pass | **FAIL** |'
+	assert_line '- **bt** · arguments: arguments.x-y: the sentence reworded  '
 	# Not a conformance directory: exit 2 naming it.
 	run -2 report tracers "$BATS_TEST_TMPDIR"
 	assert_output --partial "no tracers.tsv"

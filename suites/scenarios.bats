@@ -70,12 +70,12 @@ threads_8x1000() {
 	assert_equal "$(count_by "$t" tid)" "$(count_by "$o" tid)"
 }
 
-@test "perf: 8 threads x 1000 hits at once: exact per (pid, tid), 1000 for each thread, none dropped" {
+@test "scenarios.perf-threads: perf: 8 threads x 1000 hits at once: exact per (pid, tid), 1000 for each thread, none dropped" {
 	requires tracer:usdt tracer:usdt_args tracer:cmd
 	threads_8x1000 perf
 }
 
-@test "tracefs: 8 threads x 1000 hits at once: exact per (pid, tid), 1000 for each thread, none dropped" {
+@test "scenarios.tracefs-threads: tracefs: 8 threads x 1000 hits at once: exact per (pid, tid), 1000 for each thread, none dropped" {
 	pc_probecheck_only "attach mode tracefs"
 	threads_8x1000 tracefs
 }
@@ -83,7 +83,7 @@ threads_8x1000() {
 # ---------------------------------------------------------------------------
 # 100 instances system-wide.
 
-@test "-a: 100 instances running before the attach and 100 started after: every instance's events exact, every semaphore 1" {
+@test "scenarios.all-instances: -a: 100 instances running before the attach and 100 started after: every instance's events exact, every semaphore 1" {
 	requires tracer:semaphores tracer:all
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json i pid
 	local -a pids=() fifos=() later=()
@@ -143,7 +143,7 @@ check_cycles() {
 		sort | uniq -c | awk '{ print $1 }' | xargs)" "100 100"
 }
 
-@test "-c, library named by PATH: 200 dlopens of it in 100 dlopen/dlclose cycles: its semaphore set at every load, every hit traced" {
+@test "scenarios.cmd-dlopen-cycles: -c, library named by PATH: 200 dlopens of it in 100 dlopen/dlclose cycles: its semaphore set at every load, every hit traced" {
 	requires tracer:usdt_lib tracer:semaphores tracer:cmd
 	local fx lib other o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(fx_bin "$FXV")
@@ -157,7 +157,7 @@ check_cycles() {
 	check_cycles "$o" "$t" "$lib"
 }
 
-@test "--follow, PATH '*': 200 dlopens in 100 dlopen/dlclose cycles: every load found at the barrier, semaphore set, every hit traced" {
+@test "scenarios.star-dlopen-cycles: --follow, PATH '*': 200 dlopens in 100 dlopen/dlclose cycles: every load found at the barrier, semaphore set, every hit traced" {
 	requires tracer:usdt_lib tracer:semaphores tracer:follow tracer:star tracer:cmd
 	local fx lib other o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_cycles)
@@ -186,7 +186,7 @@ exec_chain() {
 		"exec:$1 [ fire:fx:a1:2:606 ] ] ] ] ]"
 }
 
-@test "--follow, PATH '*': an exec chain through five binaries (one static) and back, 6 images: every image's events exact from its first instruction" {
+@test "scenarios.star-exec-chain: --follow, PATH '*': an exec chain through five binaries (one static) and back, 6 images: every image's events exact from its first instruction" {
 	requires tracer:follow tracer:star tracer:cmd
 	local a b c s d o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(private fx_a)
@@ -204,7 +204,7 @@ exec_chain() {
 	[[ $stderr != *"barriers not taken"* ]] || fail "a barrier was lost: $stderr"
 }
 
-@test "-p with PATH '*', no --follow: the same exec chain, the process started before the tracer: each new image searched at its exec, events exact" {
+@test "scenarios.pid-exec-chain: -p with PATH '*', no --follow: the same exec chain, the process started before the tracer: each new image searched at its exec, events exact" {
 	requires tracer:star tracer:pid
 	local a b c s d pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go
 	a=$(fx_bin "$FXV")
@@ -226,7 +226,7 @@ exec_chain() {
 	[[ $(<"$t.err") != *"barriers not taken"* ]] || fail "a barrier was lost: $(<"$t.err")"
 }
 
-@test "-c without --follow, explicit PATHs: the same exec chain is traced in every image (exec keeps the pid and its perf events)" {
+@test "scenarios.cmd-exec-chain: -c without --follow, explicit PATHs: the same exec chain is traced in every image (exec keeps the pid and its perf events)" {
 	requires tracer:usdt tracer:cmd
 	local a b c s d o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	a=$(fx_bin "$FXV")
@@ -252,7 +252,7 @@ fork50() {
 		"fire:fx:a1:2:7 ] ] fire:fx:a1:1:1"
 }
 
-@test "--follow: 50 children forked at once: every child's events exact, each under its own pid" {
+@test "scenarios.follow-fork50: --follow: 50 children forked at once: every child's events exact, each under its own pid" {
 	requires tracer:follow tracer:cmd
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_fork50)
@@ -266,7 +266,7 @@ fork50() {
 	assert_equal "$(tally $(pc_sema_norm "$(sema_seen "$o" fx:sem_a)"))" "100 $(pc_sema_norm 1)"
 }
 
-@test "without --follow: 50 children forked at once run into the inherited breakpoints unharmed: none of their events, the parent's exact" {
+@test "scenarios.fork50-unfollowed: without --follow: 50 children forked at once run into the inherited breakpoints unharmed: none of their events, the parent's exact" {
 	requires tracer:usdt tracer:cmd
 	local fx pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(fx_bin "$FXV")
@@ -333,12 +333,12 @@ two_tracers() {
 	assert_sema "$(sema_seen "$o" fx:sem_a)" "1 1 1 1 1 1 0"
 }
 
-@test "perf + perf: two tracers on one process both get every event exactly; one stops, the other continues exact" {
+@test "scenarios.two-tracers-perf: perf + perf: two tracers on one process both get every event exactly; one stops, the other continues exact" {
 	requires tracer:semaphores tracer:pid
 	two_tracers perf perf
 }
 
-@test "perf + tracefs: two tracers of either attach mode on one process both exact; the tracefs one continues after the perf one stops" {
+@test "scenarios.two-tracers-tracefs: perf + tracefs: two tracers of either attach mode on one process both exact; the tracefs one continues after the perf one stops" {
 	pc_probecheck_only "attach mode tracefs"
 	two_tracers perf tracefs
 }
@@ -399,12 +399,12 @@ spin() {
 	fi
 }
 
-@test "perf -p attached mid-loop: every event the oracle's, none from before the attach, all from the marker on; without drops every hit from one on" {
+@test "scenarios.perf-mid-loop: perf -p attached mid-loop: every event the oracle's, none from before the attach, all from the marker on; without drops every hit from one on" {
 	requires tracer:pid tracer:accounting
 	spin perf
 }
 
-@test "tracefs -p attached mid-loop: every event the oracle's, none from before the attach, all from the marker on; without drops every hit from one on" {
+@test "scenarios.tracefs-mid-loop: tracefs -p attached mid-loop: every event the oracle's, none from before the attach, all from the marker on; without drops every hit from one on" {
 	pc_probecheck_only "attach mode tracefs"
 	spin tracefs
 }

@@ -310,7 +310,7 @@ PER_PROCESS="traced=1,1 exec=1 lib=1 child=1,0 child_unhit=1 child_at_end=0,1,90
 SYSTEM_WIDE="traced=1,1 exec=1 lib=1 child=1,1 child_unhit=1 child_at_end=1,1,cc,cc other=1,1 later=1,1"
 ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 
-@test "perf -p: counters and events per process; 0 after detach" {
+@test "semantics.perf-pid: perf -p: counters and events per process; 0 after detach" {
 	measure perf p detach
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_equal "$EV" "P=3 C=0 Q1=0 Q2=0"
@@ -318,7 +318,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "perf -c: counters and events per process; 0 after the command exits" {
+@test "semantics.perf-cmd: perf -c: counters and events per process; 0 after the command exits" {
 	measure perf c detach
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_equal "$EV" "P=3 C=0 Q1=0 Q2=0"
@@ -326,7 +326,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "Q1=0,0 Q2=0,0"
 }
 
-@test "perf --follow -p: counters in every mm mapping the object, events of the followed; 0 after detach" {
+@test "semantics.perf-follow-pid: perf --follow -p: counters in every mm mapping the object, events of the followed; 0 after detach" {
 	measure perf follow-p detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=0 Q2=0"
@@ -334,7 +334,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "perf --follow -c: counters in every mm mapping the object, events of the followed; 0 after the command exits" {
+@test "semantics.perf-follow-cmd: perf --follow -c: counters in every mm mapping the object, events of the followed; 0 after the command exits" {
 	measure perf follow-c detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=0 Q2=0"
@@ -342,7 +342,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "Q1=0,0 Q2=0,0"
 }
 
-@test "perf -a: counters and events in every mm mapping the object; 0 after detach" {
+@test "semantics.perf-all: perf -a: counters and events in every mm mapping the object; 0 after detach" {
 	measure perf all detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=2 Q2=2"
@@ -350,7 +350,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "tracefs -p: counters and events per process; 0 after detach" {
+@test "semantics.tracefs-pid: tracefs -p: counters and events per process; 0 after detach" {
 	measure tracefs p detach
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_equal "$EV" "P=3 C=0 Q1=0 Q2=0"
@@ -358,7 +358,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "tracefs -c: counters and events per process; 0 after the command exits" {
+@test "semantics.tracefs-cmd: tracefs -c: counters and events per process; 0 after the command exits" {
 	measure tracefs c detach
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_equal "$EV" "P=3 C=0 Q1=0 Q2=0"
@@ -366,7 +366,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "Q1=0,0 Q2=0,0"
 }
 
-@test "tracefs --follow -p: counters in every mm mapping the object, events of the followed; 0 after detach" {
+@test "semantics.tracefs-follow-pid: tracefs --follow -p: counters in every mm mapping the object, events of the followed; 0 after detach" {
 	measure tracefs follow-p detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=0 Q2=0"
@@ -374,7 +374,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "tracefs --follow -c: counters in every mm mapping the object, events of the followed; 0 after the command exits" {
+@test "semantics.tracefs-follow-cmd: tracefs --follow -c: counters in every mm mapping the object, events of the followed; 0 after the command exits" {
 	measure tracefs follow-c detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=0 Q2=0"
@@ -382,7 +382,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 	assert_equal "$AFTER" "Q1=0,0 Q2=0,0"
 }
 
-@test "tracefs -a: counters and events in every mm mapping the object; 0 after detach" {
+@test "semantics.tracefs-all: tracefs -a: counters and events in every mm mapping the object; 0 after detach" {
 	measure tracefs all detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=2 Q2=2"
@@ -399,7 +399,7 @@ ZERO_4="P=0,0 C=0,0,90,90 Q1=0,0 Q2=0,0"
 # no events).  Measured on 6.18; system-wide it is the perf row.
 MULTI_PER_PROCESS="traced=1,1 exec=1 lib=1 child=1,1 child_unhit=1 child_at_end=1,1,cc,cc other=0,0 later=0,0"
 
-@test "multi -p: counters and events per process, but the fork child keeps its breakpoints and 1 until the detach; 0 after detach" {
+@test "semantics.multi-pid: multi -p: counters and events per process, but the fork child keeps its breakpoints and 1 until the detach; 0 after detach" {
 	measure multi p detach
 	assert_equal "$SEM" "$MULTI_PER_PROCESS"
 	assert_equal "$EV" "P=3 C=0 Q1=0 Q2=0"
@@ -407,7 +407,7 @@ MULTI_PER_PROCESS="traced=1,1 exec=1 lib=1 child=1,1 child_unhit=1 child_at_end=
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "multi -c: counters and events per process, the fork child as under multi -p; 0 after the command exits" {
+@test "semantics.multi-cmd: multi -c: counters and events per process, the fork child as under multi -p; 0 after the command exits" {
 	measure multi c detach
 	assert_equal "$SEM" "$MULTI_PER_PROCESS"
 	assert_equal "$EV" "P=3 C=0 Q1=0 Q2=0"
@@ -415,7 +415,7 @@ MULTI_PER_PROCESS="traced=1,1 exec=1 lib=1 child=1,1 child_unhit=1 child_at_end=
 	assert_equal "$AFTER" "Q1=0,0 Q2=0,0"
 }
 
-@test "multi --follow -p: counters in every mm mapping the object, events of the followed; 0 after detach" {
+@test "semantics.multi-follow-pid: multi --follow -p: counters in every mm mapping the object, events of the followed; 0 after detach" {
 	measure multi follow-p detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=0 Q2=0"
@@ -423,7 +423,7 @@ MULTI_PER_PROCESS="traced=1,1 exec=1 lib=1 child=1,1 child_unhit=1 child_at_end=
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "multi -a: counters and events in every mm mapping the object; 0 after detach" {
+@test "semantics.multi-all: multi -a: counters and events in every mm mapping the object; 0 after detach" {
 	measure multi all detach
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_equal "$EV" "P=3 C=1 Q1=2 Q2=2"
@@ -431,7 +431,7 @@ MULTI_PER_PROCESS="traced=1,1 exec=1 lib=1 child=1,1 child_unhit=1 child_at_end=
 	assert_equal "$AFTER" "$ZERO_4"
 }
 
-@test "multi -p: 0 after SIGKILL of the tracer and after cleanup" {
+@test "semantics.multi-pid-kill: multi -p: 0 after SIGKILL of the tracer and after cleanup" {
 	measure multi p kill
 	assert_killed_clean 0
 }
@@ -448,61 +448,61 @@ assert_killed_clean() {
 	assert_equal "$(semas "$Q3" fx:sem_a) $(semas "$Q3" fxlib:sem)" "0 0"
 }
 
-@test "perf -p: 0 after SIGKILL of the tracer and after cleanup" {
+@test "semantics.perf-pid-kill: perf -p: 0 after SIGKILL of the tracer and after cleanup" {
 	measure perf p kill
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_killed_clean 0
 }
 
-@test "perf -c: 0 after SIGKILL of the tracer and after cleanup" {
+@test "semantics.perf-cmd-kill: perf -c: 0 after SIGKILL of the tracer and after cleanup" {
 	measure perf c kill
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_killed_clean 0
 }
 
-@test "perf --follow -p: 0 after SIGKILL of the tracer and after cleanup" {
+@test "semantics.perf-follow-pid-kill: perf --follow -p: 0 after SIGKILL of the tracer and after cleanup" {
 	measure perf follow-p kill
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_killed_clean 0
 }
 
-@test "perf --follow -c: 0 after SIGKILL of the tracer and after cleanup" {
+@test "semantics.perf-follow-cmd-kill: perf --follow -c: 0 after SIGKILL of the tracer and after cleanup" {
 	measure perf follow-c kill
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_killed_clean 0
 }
 
-@test "perf -a: 0 after SIGKILL of the tracer and after cleanup" {
+@test "semantics.perf-all-kill: perf -a: 0 after SIGKILL of the tracer and after cleanup" {
 	measure perf all kill
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_killed_clean 0
 }
 
-@test "tracefs -p: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
+@test "semantics.tracefs-pid-kill: tracefs -p: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
 	measure tracefs p kill
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_killed_clean 3
 }
 
-@test "tracefs -c: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
+@test "semantics.tracefs-cmd-kill: tracefs -c: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
 	measure tracefs c kill
 	assert_equal "$SEM" "$PER_PROCESS"
 	assert_killed_clean 3
 }
 
-@test "tracefs --follow -p: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
+@test "semantics.tracefs-follow-pid-kill: tracefs --follow -p: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
 	measure tracefs follow-p kill
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_killed_clean 3
 }
 
-@test "tracefs --follow -c: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
+@test "semantics.tracefs-follow-cmd-kill: tracefs --follow -c: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
 	measure tracefs follow-c kill
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_killed_clean 3
 }
 
-@test "tracefs -a: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
+@test "semantics.tracefs-all-kill: tracefs -a: 0 after SIGKILL of the tracer (entries remain, raising nothing) and after cleanup (entries gone)" {
 	measure tracefs all kill
 	assert_equal "$SEM" "$SYSTEM_WIDE"
 	assert_killed_clean 3

@@ -27,20 +27,14 @@ PC_REQUIRES=(root uprobe_pmu ref_ctr_offset bpf)
 # The variant the scenario tests use; the variants test runs them all.
 FX_VARIANT=${PC_SEMA_VARIANT:-gcc_O2_pie}
 
-# use_fixture VARIANT: FX (executable) and FXLIB (its library).
-use_fixture() {
-	FX=$(fx_bin "$1")
-	FXLIB=$(fx_lib "$1")
-}
-
 # peek_sema PID ADDR: the 16-bit semaphore now.
 peek_sema() {
 	pc_peek "$1" "$2" 2
 }
 
-@test "semaphore: 0 before attach, 1 while traced, 0 after the tracer exits on SIGINT" {
+@test "semaphores.sigint-zero: semaphore: 0 before attach, 1 while traced, 0 after the tracer exits on SIGINT" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 2
 	start_fixture sema:fx:sem_a "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_a fire:fx:sem_a:3 "ready:$(R 1)" \
@@ -65,9 +59,9 @@ peek_sema() {
 	assert_equal "$(pc_count_events "$ORACLE" fx:sem_a)" 3
 }
 
-@test "semaphore returns to 0 after SIGKILL of the tracer; the fixture lives on and sees 0" {
+@test "semaphores.sigkill-zero: semaphore returns to 0 after SIGKILL of the tracer; the fixture lives on and sees 0" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 2
 	start_fixture "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_a fire:fx:sem_a:2 "ready:$(R 1)" \
@@ -91,9 +85,9 @@ peek_sema() {
 	pc_check_clean
 }
 
-@test "an untraced semaphore probe stays 0 while its neighbour in the same binary is traced" {
+@test "semaphores.untraced-neighbour: an untraced semaphore probe stays 0 while its neighbour in the same binary is traced" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 1
 	start_fixture "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_never sema:fx:sem_a fire:fx:sem_never:3 \
@@ -117,9 +111,9 @@ peek_sema() {
 	assert_oracle "$ORACLE" "$PC_TRACE_OUT"
 }
 
-@test "two tracers at once: semaphore counts per process, not per tracer (1, not 2); 1 after one detaches, 0 after the other is SIGKILLed" {
+@test "semaphores.two-tracers: two tracers at once: semaphore counts per process, not per tracer (1, not 2); 1 after one detaches, 0 after the other is SIGKILLed" {
 	requires tracer:semaphores tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 3
 	start_fixture "ready:$(R 0)" \
 		"wait:$F1" sema:fx:sem_a fire:fx:sem_a:2 "ready:$(R 1)" \
@@ -170,9 +164,9 @@ peek_sema() {
 	assert_equal "$(pc_count_events "$t2out")" 3
 }
 
-@test "library semaphore, library dlopen'ed before attach (-p, usdt:LIBPATH): 0, 1 while traced, 0 after" {
+@test "semaphores.lib-before-attach: library semaphore, library dlopen'ed before attach (-p, usdt:LIBPATH): 0, 1 while traced, 0 after" {
 	requires tracer:semaphores tracer:usdt_lib tracer:pid
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	fifos 2
 	start_fixture "dlopen:$FXLIB" libsema:fxlib:sem "ready:$(R 0)" \
 		"wait:$F1" libsema:fxlib:sem libfire:fxlib:sem:3 "ready:$(R 1)" \
@@ -194,9 +188,9 @@ peek_sema() {
 	assert_oracle "$ORACLE" "$PC_TRACE_OUT"
 }
 
-@test "library semaphore, attach by library path before the dlopen (-c): set when the library is mapped" {
+@test "semaphores.lib-by-path: library semaphore, attach by library path before the dlopen (-c): set when the library is mapped" {
 	requires tracer:semaphores tracer:usdt_lib tracer:cmd
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	local oracle=$BATS_TEST_TMPDIR/oracle.json
 	run -0 --separate-stderr pc trace --json -c \
 		"$FX --oracle $oracle note:before-dlopen dlopen:$FXLIB libsema:fxlib:sem libfire:fxlib:sem:4 dlclose:$FXLIB" \
@@ -207,7 +201,7 @@ peek_sema() {
 	assert_oracle "$oracle" "$BATS_TEST_TMPDIR/trace.json"
 }
 
-@test "every build variant: fx:sem_a reads 0, then 1 while traced with events as the oracle, then 0" {
+@test "semaphores.every-variant: every build variant: fx:sem_a reads 0, then 1 while traced with events as the oracle, then 0" {
 	requires tracer:semaphores tracer:pid
 	local v a n=0 bad=()
 	while IFS= read -r v; do
@@ -251,9 +245,9 @@ peek_sema() {
 	pc_log "$n variants checked"
 }
 
-@test "-c: semaphores are set before the command's first instruction, only for the traced probes" {
+@test "semaphores.cmd-before-start: -c: semaphores are set before the command's first instruction, only for the traced probes" {
 	requires tracer:semaphores tracer:cmd
-	use_fixture "$FX_VARIANT"
+	use_variant "$FX_VARIANT"
 	local oracle=$BATS_TEST_TMPDIR/oracle.json
 	# fx:sem_2site: two sites share one semaphore.  The kernel counts once
 	# per uprobe per mm, and each site is its own uprobe: it reads 2.

@@ -26,7 +26,7 @@ assert_by_place() {
 		fail "the tracer did not go by place: $(grep 'sites told apart' "$1" || echo 'nothing said')"
 }
 
-@test "by place: every fx:* probe exact, perf with gcc -O2 PIE, tracefs with clang -O3 non-PIE" {
+@test "siteid.every-probe: by place: every fx:* probe exact, perf with gcc -O2 PIE, tracefs with clang -O3 non-PIE" {
 	place
 	local v fx o t steps mode
 	# Each mode with one variant, PIE and not (each site costs ~0.1 s at
@@ -71,14 +71,14 @@ traced_p() {
 	assert_oracle "$t.o" "$t"
 }
 
-@test "by place: the executable's and the library's probes of one process, -p, exact" {
+@test "siteid.exe-and-lib: by place: the executable's and the library's probes of one process, -p, exact" {
 	local lib t=$BATS_TEST_TMPDIR/t.json
 	lib=$(fx_lib "$FXV")
 	traced_p "$t" "dlopen:$lib" -- fire:fx:a3:3 libfire:fxlib:l4:2 fire:fx:a1:1 -- \
 		"usdt:$(fx_bin "$FXV"):fx:*" "usdt:$lib:fxlib:*"
 }
 
-@test "by place: -p with PATH '*' and a library dlopen'd after attach, closed and opened again: the linker hook goes by place too" {
+@test "siteid.star-relink: by place: -p with PATH '*' and a library dlopen'd after attach, closed and opened again: the linker hook goes by place too" {
 	local lib t=$BATS_TEST_TMPDIR/t.json
 	lib=$(fx_lib "$FXV")
 	# A '*' probe must match at attach: fx:a4 in the executable does,
@@ -91,7 +91,7 @@ traced_p() {
 	assert_equal "$(pc_count_events "$t.o")" 4
 }
 
-@test "by place: a return probe is refused naming the reason (exit 1), nothing left" {
+@test "siteid.return-refused: by place: a return probe is refused naming the reason (exit 1), nothing left" {
 	place
 	local fx
 	fx=$(fx_bin "$FXV")
@@ -101,7 +101,7 @@ traced_p() {
 		fail "no reason given: $stderr"
 }
 
-@test "by place: two sites at one place are refused (they would share an id), nothing left" {
+@test "siteid.shared-place: by place: two sites at one place are refused (they would share an id), nothing left" {
 	place
 	local fx
 	fx=$(fx_bin "$FXV")

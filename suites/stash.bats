@@ -83,7 +83,7 @@ dead_pid() {
 	fail "dead_pid: no free pid near pid_max $max"
 }
 
-@test "cleanup leaves a live tracer's entries and record alone, as does every probecheck start; they go when it exits" {
+@test "stash.live-left-alone: cleanup leaves a live tracer's entries and record alone, as does every probecheck start; they go when it exits" {
 	requires bpf
 	use_fixture
 	own_stash
@@ -108,7 +108,7 @@ dead_pid() {
 	[[ ! -e $rec ]] || fail "record left: $(cat "$rec")"
 }
 
-@test "cleanup removes a dead tracer's entries but leaves foreign ones: another group, and one of our naming that no record lists" {
+@test "stash.dead-removed: cleanup removes a dead tracer's entries but leaves foreign ones: another group, and one of our naming that no record lists" {
 	use_fixture
 	own_stash
 	local dp dg fg og
@@ -132,7 +132,7 @@ dead_pid() {
 	assert_output ""
 }
 
-@test "pid reuse: a record whose pid is alive with another start time is dead and cleaned up; with the same start time it is left alone" {
+@test "stash.pid-reuse: pid reuse: a record whose pid is alive with another start time is dead and cleaned up; with the same start time it is left alone" {
 	use_fixture
 	own_stash
 	local p s g1 g2
@@ -154,7 +154,7 @@ dead_pid() {
 	rm -f "$PROBECHECK_STASH/$p-$s"
 }
 
-@test "a stash directory that is a symlink, not 0700, not ours or not a directory is refused: cleanup exits 1 naming it, a tracefs trace exits 1 creating nothing, what is behind it is untouched" {
+@test "stash.bad-directory: a stash directory that is a symlink, not 0700, not ours or not a directory is refused: cleanup exits 1 naming it, a tracefs trace exits 1 creating nothing, what is behind it is untouched" {
 	requires bpf
 	use_fixture
 	local real=$BATS_TEST_TMPDIR/real dp g o=$BATS_TEST_TMPDIR/o.json
@@ -196,7 +196,7 @@ dead_pid() {
 	has_entry "$g/$(ev p)"
 }
 
-@test "records that do not fit the scheme are refused and left alone with the entries they name: '..', another tracer's group, a foreign group, bad names, versions, kinds" {
+@test "stash.bad-records: records that do not fit the scheme are refused and left alone with the entries they name: '..', another tracer's group, a foreign group, bad names, versions, kinds" {
 	use_fixture
 	own_stash
 	local dp p2 g v bad=() f
@@ -247,7 +247,7 @@ dead_pid() {
 	assert_equal "$stderr" "probecheck: cleanup: the stash '$PROBECHECK_STASH' needs a look (Invalid argument): run 'probecheck cleanup'"
 }
 
-@test "an entry already gone is fine; one that cannot be removed (enabled in tracefs: EBUSY) keeps the record, exit 1, and the next cleanup finishes" {
+@test "stash.entry-gone-busy: an entry already gone is fine; one that cannot be removed (enabled in tracefs: EBUSY) keeps the record, exit 1, and the next cleanup finishes" {
 	use_fixture
 	own_stash
 	local dp g
@@ -270,7 +270,7 @@ dead_pid() {
 	assert_output ""
 }
 
-@test "an unfinished record (.PID-START.tmp) of a dead tracer is removed, a live tracer's is not" {
+@test "stash.unfinished-record: an unfinished record (.PID-START.tmp) of a dead tracer is removed, a live tracer's is not" {
 	use_fixture
 	own_stash
 	local dp me
@@ -284,7 +284,7 @@ dead_pid() {
 	rm -f "$PROBECHECK_STASH/.$me-$(start_of "$me").tmp"
 }
 
-@test "cleanup: usage errors exit 2; no stash directory is nothing to do (exit 0, nothing created); the directory is made 0700 under any umask" {
+@test "stash.cleanup-usage: cleanup: usage errors exit 2; no stash directory is nothing to do (exit 0, nothing created); the directory is made 0700 under any umask" {
 	requires bpf
 	use_fixture
 	run -2 --separate-stderr pc cleanup extra

@@ -25,7 +25,7 @@ has_args() {
 	((n == $2)) || { fail "expected $2 events with \"args\":$3, got $n in: $(cat "$1")"; return 1; }
 }
 
-@test "--str: a plain string argument prints as the string the probe saw, in the executable and a library" {
+@test "strings.plain-string: --str: a plain string argument prints as the string the probe saw, in the executable and a library" {
 	requires tracer:strings tracer:usdt_lib tracer:cmd
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
@@ -43,7 +43,7 @@ has_args() {
 # With -c, '*' has no process to search before attach: every site is
 # found later by follow.c, the executable's at the exec barrier and the
 # library's at the dlopen barrier.  --str must reach those sites too.
-@test "--str: '*' with -c --follow prints strings at sites found after attach (exec, dlopen)" {
+@test "strings.star-follow: --str: '*' with -c --follow prints strings at sites found after attach (exec, dlopen)" {
 	requires tracer:strings tracer:follow tracer:star tracer:cmd
 	local bin lib o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
@@ -57,7 +57,7 @@ has_args() {
 	has_args "$t" 1 '["fxlib-str-1",11]'
 }
 
-@test "--str: the empty string prints as \"\"" {
+@test "strings.empty-string: --str: the empty string prints as \"\"" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
@@ -74,7 +74,7 @@ abc() {
 	printf '%s' "${s:0:$1}"
 }
 
-@test "--str: a string longer than 255 bytes prints its first 255 bytes" {
+@test "strings.long-string: --str: a string longer than 255 bytes prints its first 255 bytes" {
 	requires tracer:strings tracer:cmd
 	local bin=$PC_FIXTURES/fx_longstr o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json n
 	requires "file:$bin"
@@ -91,7 +91,7 @@ abc() {
 	run -1 grep -E '"[a-z]{256,}"' "$t"
 }
 
-@test "--str: quotes, backslash and control characters are escaped in JSON" {
+@test "strings.json-escapes: --str: quotes, backslash and control characters are escaped in JSON" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
@@ -107,7 +107,7 @@ abc() {
 	assert_output 1
 }
 
-@test "--str: non-ASCII UTF-8 prints as the same characters (raw or \\u-escaped by code point)" {
+@test "strings.utf8-string: --str: non-ASCII UTF-8 prints as the same characters (raw or \\u-escaped by code point)" {
 	requires tracer:strings tracer:cmd
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
@@ -123,7 +123,7 @@ abc() {
 	fi
 }
 
-@test "--str on an argument that is not a pointer prints null there and nothing else changes" {
+@test "strings.not-pointer: --str on an argument that is not a pointer prints null there and nothing else changes" {
 	pc_probecheck_only "null for a --str argument that is not a readable pointer"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
@@ -148,7 +148,7 @@ abc() {
 	has_args "$t" 1 '[-1001,-1002]'
 }
 
-@test "--str with a bad value exits 2 naming the option, before anything is attached or run" {
+@test "strings.bad-value: --str with a bad value exits 2 naming the option, before anything is attached or run" {
 	pc_probecheck_only "its command-line errors"
 	local bin o=$BATS_TEST_TMPDIR/o.json out=$BATS_TEST_TMPDIR/out bad st why=
 	bin=$(fx_first_bin)

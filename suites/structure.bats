@@ -28,13 +28,13 @@ tree() {
 	printf '%s\n' "$@" >"$d/$f"
 }
 
-@test "include graph: this checkout has no cycle, nothing upward, and every attach mode ends in its table" {
+@test "structure.graph-clean: include graph: this checkout has no cycle, nothing upward, and every attach mode ends in its table" {
 	graph
 	assert_success
 	assert_output --regexp '^include-graph: [0-9]+ modules, [0-9]+ edges, no cycle'
 }
 
-@test "include graph: a cycle through three modules is found and printed as a path" {
+@test "structure.graph-cycle: include graph: a cycle through three modules is found and printed as a path" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" providers/a.c '#include "b.h"'
 	tree "$d" providers/b.h '#include "c.h"'
@@ -46,7 +46,7 @@ tree() {
 	assert_output 'include-graph: cycle: a -> b -> c -> a'
 }
 
-@test "include graph: providers/ including a harness/ header is 'upward'" {
+@test "structure.graph-upward: include graph: providers/ including a harness/ header is 'upward'" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" providers/x.c '#include "cli.h"'
 	tree "$d" harness/cli/cli.h '/* cli */'
@@ -56,7 +56,7 @@ tree() {
 	assert_output 'include-graph: upward: providers/x includes harness/cli/cli.h'
 }
 
-@test "rooms: harness/ holds rooms and its README, no loose file" {
+@test "structure.rooms-no-loose: rooms: harness/ holds rooms and its README, no loose file" {
 	local f loose=()
 	for f in "$PROBECHECK_ROOT"/harness/*; do
 		[[ -d $f || ${f##*/} == README.md ]] || loose+=("${f##*/}")
@@ -67,7 +67,7 @@ tree() {
 	done
 }
 
-@test "rooms: a room running a file of a room it may not use, a room not listed, and harness/ sourcing suites/ are named" {
+@test "structure.rooms-uses: rooms: a room running a file of a room it may not use, a room not listed, and harness/ sourcing suites/ are named" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" harness/report/x '#!/bin/bash' '"$root/harness/run/run-suites" out'
 	tree "$d" harness/run/y '#!/bin/bash' '. "$root/harness/lib/caps.bash"' '# harness/kernels/matrix is only mentioned'
@@ -82,7 +82,7 @@ tree() {
 	EOF
 }
 
-@test "include graph: harness/cli including a test tool's header is 'upward'" {
+@test "structure.graph-cli-tool: include graph: harness/cli including a test tool's header is 'upward'" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" harness/cli/main.c '#include "peek.h"'
 	tree "$d" harness/tools/peek.h '/* a tool */'
@@ -91,7 +91,7 @@ tree() {
 	assert_output 'include-graph: upward: harness/cli/main includes harness/tools/peek.h'
 }
 
-@test "include graph: an attach mode whose file does not end in its ops table is named" {
+@test "structure.graph-ops-table: include graph: an attach mode whose file does not end in its ops table is named" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" providers/attach_ok.c 'const struct attach_ops attach_ok_ops = {' '	.ao_name = "ok",' '};'
 	tree "$d" providers/attach_late.c 'const struct attach_ops attach_late_ops = {' '	.ao_name = "late",' '};' 'static int after(void) { return 0; }'
@@ -113,20 +113,20 @@ tap_greps() {
 # lines to a person (its verdict is the run's exit status), bisect-selftest
 # writes TAP of its own.  Every file under harness/, at any depth (a glob
 # of harness/* would hand grep the rooms, directories, and check nothing).
-@test "reporting: no script outside harness/report/pcreport parses TAP" {
+@test "structure.tap-only-report: reporting: no script outside harness/report/pcreport parses TAP" {
 	cd "$PROBECHECK_ROOT"
 	run -1 bash -c "$(declare -f tap_greps); tap_greps \$(find harness -type f ! -path 'harness/report/pcreport/*') ci/* .ci/* Makefile | grep -vE '^harness/kernels/(bisect-git|bisect-selftest):'"
 	assert_output ''
 }
 
-@test "reporting: the TAP check above finds a script that greps for 'not ok'" {
+@test "structure.tap-check-planted: reporting: the TAP check above finds a script that greps for 'not ok'" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" harness/verdict "#!/bin/bash" "grep -q '^not ok' \"\$1\" && echo FAIL" "# grep 'not ok' in a comment"
 	run -0 tap_greps "$d"/harness/*
 	assert_output "$d/harness/verdict:2:grep -q '^not ok' \"\$1\" && echo FAIL"
 }
 
-@test "matrix presets: -s core expands ci/matrix-core, every name a suite; a wrong name is exit 2 naming it" {
+@test "structure.matrix-presets: matrix presets: -s core expands ci/matrix-core, every name a suite; a wrong name is exit 2 naming it" {
 	# Up to the kernel selection (a name no kernel has): the suites are
 	# checked before it.
 	run -2 "$PROBECHECK_ROOT/harness/kernels/matrix" -s core -k no-such-kernel -o "$BATS_TEST_TMPDIR/m"
@@ -154,7 +154,7 @@ guard_spills() {
 		END { for (n in seen) if (!seen[n] && n ~ /^(pc_usdt|pc_place_list)$/) print n ": not found" }'
 }
 
-@test "BPF object: the guarded programs write nothing to their stack before bpf_preempt_disable" {
+@test "structure.bpf-stack-guard: BPF object: the guarded programs write nothing to their stack before bpf_preempt_disable" {
 	requires cmd:llvm-objdump
 	local obj=$PROBECHECK_BUILD/bpf/pc.bpf.o
 	[[ -s $obj ]] || fail "no BPF object '$obj' (make first)"
@@ -178,7 +178,7 @@ guard_spills() {
 	assert_output --partial 'pc_usdt: '
 }
 
-@test "conformance: every suite of ci/conformance-suites exists; an unknown tracer or suite is exit 2 naming it and what there is" {
+@test "structure.conformance-suites: conformance: every suite of ci/conformance-suites exists; an unknown tracer or suite is exit 2 naming it and what there is" {
 	local s
 	for s in $(sed -e 's/#.*//' "$PROBECHECK_ROOT/ci/conformance-suites"); do
 		[[ -f $PROBECHECK_ROOT/suites/$s.bats ]] || fail "ci/conformance-suites: no suites/$s.bats"
@@ -209,13 +209,13 @@ copy_tree() {
 	done
 }
 
-@test "checklists: this checkout keeps every rule of the README's checklists" {
+@test "structure.checklists-clean: checklists: this checkout keeps every rule of the README's checklists" {
 	checklists
 	assert_success
 	assert_output ''
 }
 
-@test "checklists: a new suite in no conformance list, tagged harness not first, and a suite listed twice are named" {
+@test "structure.checklists-suite: checklists: a new suite in no conformance list, tagged harness not first, and a suite listed twice are named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	printf '%s\n' '#!/usr/bin/env bats' '# bats file_tags=newtopic,harness' 'load helpers/common' >"$d/suites/newtopic.bats"
@@ -231,24 +231,24 @@ copy_tree() {
 	EOF
 }
 
-@test "checklists: a ci/ list naming no suite, a stale ci/slow-tests row and a ci/kernel-issues entry finding no test are named" {
+@test "structure.checklists-ci-lists: checklists: a ci/ list naming no suite, a stale ci/slow-tests row and a ci/kernel-issues entry finding no test are named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	echo 'gone          # planted' >>"$d/ci/matrix-core"
 	printf 'providers/log.c\tbadinput nosuite\n' >>"$d/ci/mutate-suites"
-	printf 'faults\t^no such test\tplanted\n' >>"$d/ci/slow-tests"
-	printf '\nid: K99\nsymptom: planted\ntitle: planted\ntests: ^pipeline: no such test\n' >>"$d/ci/kernel-issues"
+	printf 'faults.no-such-test\tplanted\n' >>"$d/ci/slow-tests"
+	printf '\nid: K99\nsymptom: planted\ntitle: planted\ntests: pipeline.no-such-test\n' >>"$d/ci/kernel-issues"
 	checklists "$d"
 	assert_failure 1
 	assert_output - <<-'EOF'
 	checklists: ci/matrix-core: 'gone': no suites/gone.bats
 	checklists: ci/mutate-suites: 'nosuite': no suites/nosuite.bats
-	checklists: ci/slow-tests: faults '^no such test': matches no test of suites/faults.bats
-	checklists: ci/kernel-issues: K99: tests '^pipeline: no such test' matches no test of suites/
+	checklists: ci/slow-tests: 'faults.no-such-test' names no test (no test ID matches it)
+	checklists: ci/kernel-issues: K99: tests 'pipeline.no-such-test' names no test (no test ID matches it)
 	EOF
 }
 
-@test "checklists: a providers/ file no line of ci/mutate-suites matches is named" {
+@test "structure.checklists-mutate: checklists: a providers/ file no line of ci/mutate-suites matches is named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	echo '/* planted */' >"$d/providers/ringbuf.c"
@@ -261,7 +261,7 @@ copy_tree() {
 	EOF
 }
 
-@test "checklists: an attach mode file not in attach_modes[], and an entry with no file, are named" {
+@test "structure.checklists-modes-table: checklists: an attach mode file not in attach_modes[], and an entry with no file, are named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	printf '%s\n' 'const struct attach_ops attach_uring_ops = {' '	.ao_name = "uring",' '};' >"$d/providers/attach_uring.c"
@@ -275,7 +275,7 @@ copy_tree() {
 	EOF
 }
 
-@test "checklists: a mode in attach_modes[] that the tests do not know is named everywhere it is missing" {
+@test "structure.checklists-modes-tests: checklists: a mode in attach_modes[] that the tests do not know is named everywhere it is missing" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	printf '%s\n' 'const struct attach_ops attach_uring_ops = {' '	.ao_name = "uring",' '};' >"$d/providers/attach_uring.c"
@@ -296,7 +296,7 @@ copy_tree() {
 	assert_output "checklists: suites/attachpaths.bats: no test calls 'check_follow tracefs' (check_follow is called with multi, perf)"
 }
 
-@test "checklists: a kernel missing from the workflow and the docs, and a CI kernel not in ci/kernels, are named" {
+@test "structure.checklists-kernels: checklists: a kernel missing from the workflow and the docs, and a CI kernel not in ci/kernels, are named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	echo 'debian-6.12-arm deb:linux-image-6.12.*+deb12-arm64' >>"$d/ci/kernels"
@@ -312,14 +312,47 @@ copy_tree() {
 	EOF
 }
 
-@test "checklists: an adapter not executable, in no list and no doc, and claims out of step are named" {
+# plant_test FILE NAME: a test named NAME at the end of FILE (written so
+# that this file holds no test of that name for checklists to find).
+plant_test() {
+	printf '%s "%s" {\n\ttrue\n}\n' "@test" "$2" >>"$1"
+}
+
+@test "structure.checklists-ids: checklists: a test without an ID, a malformed, foreign or duplicated ID, and an ID that ci/kernel-issues, ci/slow-tests, ci/conformance-* or a document names but no test has are named" {
+	d=$BATS_TEST_TMPDIR/t
+	copy_tree "$d"
+	plant_test "$d/suites/pipeline.bats" "no id here"
+	plant_test "$d/suites/pipeline.bats" "pipeline.Bad_Id: malformed"
+	plant_test "$d/suites/pipeline.bats" "follow.not-here: of another suite"
+	plant_test "$d/suites/pipeline.bats" "pipeline.ring-drops: a second time"
+	# A test generated for a nested run ("TEST name {") needs one too.
+	printf '\t%s "generated without one" { true; }\n' TEST >>"$d/suites/harness.bats"
+	# IDs that disappear: the lists and the documents still name them.
+	sed -i 's/"preempt\.unguarded-threads: /"preempt.unguarded-runs: /' "$d/suites/preempt.bats"
+	sed -i 's/"faults\.soak-sample: /"faults.soak-run: /' "$d/suites/faults.bats"
+	sed -i 's/"follow\.orphan-kept: /"follow.orphan-joined: /' "$d/suites/follow.bats"
+	echo '# planted: see arguments.no-such-test' >>"$d/ci/conformance-excluded"
+	checklists "$d"
+	assert_failure 1
+	assert_line --regexp '^checklists: suites/pipeline\.bats:[0-9]+: test "no id here" has no ID \(a name starts "pipeline\.word-word: "\)$'
+	assert_line --regexp "^checklists: suites/pipeline\\.bats:[0-9]+: ID 'pipeline\\.Bad_Id' is malformed "
+	assert_line --regexp "^checklists: suites/pipeline\\.bats:[0-9]+: ID 'follow\\.not-here' is not of this suite \\(pipeline\\.word-word\\)$"
+	assert_line --regexp "^checklists: suites/pipeline\\.bats:[0-9]+: ID 'pipeline\\.ring-drops' is given twice \\(also suites/pipeline\\.bats:[0-9]+\\)$"
+	assert_line --regexp '^checklists: suites/harness\.bats:[0-9]+: test "generated without one" has no ID '
+	assert_line "checklists: ci/kernel-issues: K5: tests 'preempt.unguarded-threads' names no test (no test ID matches it)"
+	assert_line "checklists: ci/slow-tests: 'faults.soak-sample' names no test (no test ID matches it)"
+	assert_line "checklists: ci/conformance-excluded: 'arguments.no-such-test' names no test (no test ID matches it)"
+	assert_line "checklists: docs/testing.md: 'follow.orphan-kept' names no test (no test ID matches it)"
+}
+
+@test "structure.checklists-adapters: checklists: an adapter not executable, in no list and no doc, and claims out of step are named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	printf '#!/bin/sh\n' >"$d/harness/tracers/stap"
 	chmod -x "$d/harness/tracers/stap"
 	sed -i 's/^| `star` |/| `uprobe_multi` | planted |\n&/' "$d/harness/tracers/README.md"
 	# (Its name spelled through %s: this file must not ask for it.)
-	printf '@test "planted" {\n\trequires tracer:usdt tracer:%s\n}\n' usdtt >>"$d/suites/arguments.bats"
+	printf '%s "arguments.planted-claim: planted" {\n\trequires tracer:usdt tracer:%s\n}\n' @test usdtt >>"$d/suites/arguments.bats"
 	checklists "$d"
 	assert_failure 1
 	assert_output - <<-'EOF'
@@ -331,7 +364,7 @@ copy_tree() {
 	EOF
 }
 
-@test "checklists: a link to no file, a link to no heading and a cited test that does not exist are named" {
+@test "structure.checklists-docs: checklists: a link to no file, a link to no heading and a cited test that does not exist are named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	echo 'See [the old reference](docs/reference.md) and [modes](docs/attach-modes.md#the-mode).' >>"$d/README.md"
@@ -391,12 +424,12 @@ probe_sites() {
 	done
 }
 
-@test "feature registry: nothing in providers/, harness/cli/ or harness/lib/ probes the kernel outside providers/features*.c" {
+@test "structure.registry-clean: feature registry: nothing in providers/, harness/cli/ or harness/lib/ probes the kernel outside providers/features*.c" {
 	run -0 probe_sites "$PROBECHECK_ROOT"
 	assert_output ''
 }
 
-@test "feature registry: the check above names a probe planted outside the registry, not the registry's own or the PMU's mechanism" {
+@test "structure.registry-planted: feature registry: the check above names a probe planted outside the registry, not the registry's own or the PMU's mechanism" {
 	d=$BATS_TEST_TMPDIR/t
 	tree "$d" providers/features_bpf.c 'struct btf *b = btf__load_vmlinux_btf();'
 	tree "$d" providers/uprobe_pmu.c 'int t = uprobe_pmu_type();'
@@ -413,7 +446,7 @@ probe_sites() {
 	OUT
 }
 
-@test "mutation map: every providers/ source file has a row in ci/mutate-suites (a new file would be mutated against the unit tests alone)" {
+@test "structure.mutation-map: mutation map: every providers/ source file has a row in ci/mutate-suites (a new file would be mutated against the unit tests alone)" {
 	local f glob ok missing=()
 	cd "$PROBECHECK_ROOT"
 	for f in providers/*.c providers/bpf/*.bpf.c; do
@@ -428,7 +461,7 @@ probe_sites() {
 	((${#missing[@]} == 0)) || fail "no row in ci/mutate-suites: ${missing[*]}"
 }
 
-@test "serial suites: each suite tagged serial says why, in a '# serial:' comment above its tags" {
+@test "structure.serial-reasons: serial suites: each suite tagged serial says why, in a '# serial:' comment above its tags" {
 	local f bad=()
 	for f in "$PROBECHECK_ROOT"/suites/*.bats; do
 		grep -qE '^# bats file_tags=(.*,)?serial(,|$)' "$f" || continue

@@ -117,7 +117,7 @@ pid_provider() {
 	fi
 }
 
-@test "tracefs: exact events, semaphores set through (0xREFCTR), entries probecheck_PID_START/p_DEV_INO_OFF while tracing, gone with the record after a normal exit" {
+@test "tracefs.entries-lifecycle: tracefs: exact events, semaphores set through (0xREFCTR), entries probecheck_PID_START/p_DEV_INO_OFF while tracing, gone with the record after a normal exit" {
 	requires ref_ctr_offset
 	use_fixture
 	unset PROBECHECK_STASH      # the default stash, /run/probecheck
@@ -162,7 +162,7 @@ pid_provider() {
 	assert_equal "$(pc_peek "$PID" "$sa" 2)" 0
 }
 
-@test "tracefs: two tracers on one process and site each have their own entry; stopping one leaves the other's entry and events; then nothing is left" {
+@test "tracefs.two-tracers: tracefs: two tracers on one process and site each have their own entry; stopping one leaves the other's entry and events; then nothing is left" {
 	requires ref_ctr_offset
 	use_fixture
 	own_stash
@@ -205,7 +205,7 @@ pid_provider() {
 	assert_output ""
 }
 
-@test "tracefs: pid return probes are r_ entries; a site given twice (FUNC:entry, FUNC:0x0) gets a second entry _1; events exact" {
+@test "tracefs.return-entries: tracefs: pid return probes are r_ entries; a site given twice (FUNC:entry, FUNC:0x0) gets a second entry _1; events exact" {
 	requires bpf_cookie    # return probes: none by place (before 5.15)
 	local B=$PC_FIXTURES/fx_pidfn_O2_nopie o=$BATS_TEST_TMPDIR/o.json g fn off want
 	pid_provider "$B"
@@ -233,7 +233,7 @@ pid_provider() {
 	assert_output ""
 }
 
-@test "tracefs: after SIGKILL of the tracer its entries and record remain; probecheck cleanup removes both and says so" {
+@test "tracefs.sigkill-cleanup: tracefs: after SIGKILL of the tracer its entries and record remain; probecheck cleanup removes both and says so" {
 	requires ref_ctr_offset
 	use_fixture
 	own_stash
@@ -282,7 +282,7 @@ pid_provider() {
 	assert_output "cleanup: 0 records removed (0 tracefs entries), 0 live tracers left alone, 0 refused, 0 failed"
 }
 
-@test "tracefs: every probecheck start cleans up: after a SIGKILLed tracer, 'probecheck list FILE' removes its entries and record, its output unchanged" {
+@test "tracefs.start-cleans: tracefs: every probecheck start cleans up: after a SIGKILLed tracer, 'probecheck list FILE' removes its entries and record, its output unchanged" {
 	use_fixture
 	own_stash
 	local before g rec
@@ -305,7 +305,7 @@ pid_provider() {
 	release 1
 }
 
-@test "tracefs: a site the kernel refuses part way through (same address, other semaphore, held by another tracer) leaves nothing of that tracer; the first keeps working" {
+@test "tracefs.refused-partway: tracefs: a site the kernel refuses part way through (same address, other semaphore, held by another tracer) leaves nothing of that tracer; the first keeps working" {
 	requires ref_ctr_offset "file:$PC_FIXTURES/fx_attachfail"
 	own_stash
 	local FXA=$PC_FIXTURES/fx_attachfail g1 e1 pid2
@@ -333,7 +333,7 @@ pid_provider() {
 	assert_output ""
 }
 
-@test "--attach: perf and the default (auto) make no tracefs entry; an unknown mode exits 2" {
+@test "tracefs.attach-option: --attach: perf and the default (auto) make no tracefs entry; an unknown mode exits 2" {
 	use_fixture
 	local o=$BATS_TEST_TMPDIR/o.json
 	run -2 --separate-stderr pc trace --attach=kprobe -c "$FX" "usdt:$FX:fx:a0"
@@ -383,7 +383,7 @@ not_alive() {
 	! pc_inv_alive "$1"
 }
 
-@test "tracefs: the record is on disk before an entry exists and after it is removed: a tracer SIGKILLed at its first create or first remove is cleaned up" {
+@test "tracefs.record-first: tracefs: the record is on disk before an entry exists and after it is removed: a tracer SIGKILLed at its first create or first remove is cleaned up" {
 	requires cmd:strace
 	use_fixture
 	own_stash
@@ -415,7 +415,7 @@ not_alive() {
 	assert_output ""
 }
 
-@test "tracefs: a path with a blank cannot be written to uprobe_events: exit 1 naming it, nothing created; perf mode traces it" {
+@test "tracefs.blank-path: tracefs: a path with a blank cannot be written to uprobe_events: exit 1 naming it, nothing created; perf mode traces it" {
 	use_fixture
 	own_stash
 	local d="$BATS_TEST_TMPDIR/with space" o=$BATS_TEST_TMPDIR/o.json
@@ -437,7 +437,7 @@ not_alive() {
 # the session like any other: under --attach tracefs it is a named entry,
 # recorded in the stash, and gone with the record at the end.  (It used to
 # be an fd-based uprobe made outside the session in every mode.)
-@test "tracefs: --follow with PATH '*': the dynamic linker's _dl_debug_state hook is a recorded entry of the tracer's group, removed at exit" {
+@test "tracefs.linker-hook: tracefs: --follow with PATH '*': the dynamic linker's _dl_debug_state hook is a recorded entry of the tracer's group, removed at exit" {
 	local ld g rec h name
 	ld=$(readlink -f "$(awk '$NF ~ /ld-linux-x86-64/ { print $NF; exit }' /proc/self/maps)")
 	[[ -n $ld ]] || skip "no ld-linux-x86-64 mapped by this shell"

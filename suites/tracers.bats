@@ -64,7 +64,7 @@ adapters() {
 	done
 }
 
-@test "every adapter lists every claim once, yes or no with a reason, and a version" {
+@test "tracers.claims-version: every adapter lists every claim once, yes or no with a reason, and a version" {
 	local a c n
 	local -a as
 	adapters as
@@ -81,7 +81,7 @@ adapters() {
 	done
 }
 
-@test "the -c rule: every adapter gives suites/data/simple-command.tsv's verdict on each of its commands" {
+@test "tracers.simple-command: the -c rule: every adapter gives suites/data/simple-command.tsv's verdict on each of its commands" {
 	local a line v c w rest cmd got n=0
 	local -a as bad=()
 	adapters as
@@ -104,7 +104,7 @@ adapters() {
 	fi
 }
 
-@test "SIGINT: the tracer (-p, a probe with a semaphore) prints every event and leaves nothing" {
+@test "tracers.sigint-clean: SIGINT: the tracer (-p, a probe with a semaphore) prints every event and leaves nothing" {
 	requires tracer:pid tracer:semaphores
 	setup_file_fx
 	start_waiting fire:fx:sem_a:3 fire:fx:a2:2 "ready:$BATS_TEST_TMPDIR/r1" "wait:$F" \
@@ -123,7 +123,7 @@ adapters() {
 	assert_output 0
 }
 
-@test "SIGKILL of the tracer's process group (-p, USDT with a semaphore): nothing left, the process runs on unharmed" {
+@test "tracers.sigkill-usdt: SIGKILL of the tracer's process group (-p, USDT with a semaphore): nothing left, the process runs on unharmed" {
 	requires tracer:pid tracer:semaphores
 	setup_file_fx
 	start_waiting fire:fx:sem_a:2 "ready:$BATS_TEST_TMPDIR/r1" "wait:$F" \
@@ -141,7 +141,7 @@ adapters() {
 	assert_output 0
 }
 
-@test "SIGKILL of the tracer's process group (-p, function entry and return): no int3 left, the process runs on unharmed" {
+@test "tracers.sigkill-func: SIGKILL of the tracer's process group (-p, function entry and return): no int3 left, the process runs on unharmed" {
 	requires tracer:pid tracer:func_entry tracer:func_return
 	local fx=$PC_FIXTURES/fx_pidfn_O2_pie o=$BATS_TEST_TMPDIR/o.json f
 	f=$(pc_fifo go)
@@ -162,7 +162,7 @@ adapters() {
 	assert_output 5
 }
 
-@test "-c: the tracer ends by itself when the command exits, with every event, and leaves nothing" {
+@test "tracers.cmd-ends: -c: the tracer ends by itself when the command exits, with every event, and leaves nothing" {
 	requires tracer:cmd tracer:usdt
 	setup_file_fx
 	local o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
@@ -189,7 +189,8 @@ planted() {
 }
 
 # conform NAME FILTER: the real suite arguments.bats, tests matching
-# FILTER, against adapter NAME; TAP in $output.
+# FILTER (bats --filter, a regex over the name: here its ID), against
+# adapter NAME; TAP in $output.
 conform() {
 	env $(compgen -e | grep -E '^(BATS_|PC_TRACER)' | sed 's/^/-u /') \
 		PC_TRACER="$1" PC_TRACERS_DIR="$BATS_TEST_TMPDIR/tracers" PC_REPRO_DIR= \
@@ -197,21 +198,21 @@ conform() {
 		bats --tap --filter "$2" "$PROBECHECK_ROOT/suites/arguments.bats" 2>&1
 }
 
-@test "planted adapter bugs are caught by the suites: an event dropped, an argument shifted, a pid misreported" {
+@test "tracers.planted-bugs: planted adapter bugs are caught by the suites: an event dropped, an argument shifted, a pid misreported" {
 	pc_probecheck_only "a self-check of the harness with planted adapters"
 	planted faithful cat
 	planted drop "sed 1d"
 	planted shift "sed -E 's/\"args\":\\[([^],]+),([^],]+)/\"args\":[\\2,\\1/'"
 	planted pid "sed -E 's/\"pid\":([0-9]+)/\"pid\":\\11/'"
-	run -0 conform faithful 'extreme values'
-	assert_line --regexp '^ok 1 extreme values'
-	run -1 conform drop 'extreme values'
-	assert_line --regexp '^not ok 1 extreme values'
+	run -0 conform faithful '^arguments\.extreme-values: '
+	assert_line --regexp '^ok 1 arguments\.extreme-values: extreme values'
+	run -1 conform drop '^arguments\.extreme-values: '
+	assert_line --regexp '^not ok 1 arguments\.extreme-values: extreme values'
 	assert_output --regexp 'missing \(x1\): \{"probe":"fx:ints"'
-	run -1 conform shift 'extreme values'
-	assert_line --regexp '^not ok 1 extreme values'
+	run -1 conform shift '^arguments\.extreme-values: '
+	assert_line --regexp '^not ok 1 arguments\.extreme-values: extreme values'
 	assert_output --regexp 'unexpected \(x1\): \{"probe":"fx:ints".*"args":\[255,-1,'
-	run -1 conform pid 'no arguments'
-	assert_line --regexp '^not ok 1 a probe with no arguments'
+	run -1 conform pid '^arguments\.no-args: '
+	assert_line --regexp '^not ok 1 arguments\.no-args: a probe with no arguments'
 	assert_output --partial 'unexpected (x7)'
 }

@@ -3,6 +3,7 @@
 # bats-assert and the capability helpers.
 #
 #   fx_first_bin, fx_first_lib  the first build variant's executable, library
+#   use_variant VARIANT         FX and FXLIB, a build variant's executable, library
 #   private NAME [FILE]         a copy of FILE for this test only
 #   sema_seen ORACLE PROBE [PID]  the semaphore values a fixture logged
 #   steps_of ORACLE STEP FIELD  FIELD of every STEP line of an oracle
@@ -35,6 +36,13 @@ fx_first_lib() {
 	local vs
 	vs=$(fx_variants) && [[ -n $vs ]] || { fail "no fixture variants (make fixtures)"; return 1; }
 	fx_lib "$(head -n 1 <<<"$vs")"
+}
+
+# use_variant VARIANT: FX and FXLIB, the executable and the library of a
+# build variant (fx_bin, fx_lib).
+use_variant() {
+	FX=$(fx_bin "$1")
+	FXLIB=$(fx_lib "$1")
 }
 
 # private NAME [FILE]: a copy of FILE (default: the suite's fixture

@@ -18,4 +18,6 @@ Vocabulary:
             the plan promised but never reported, a runner's own failure
             (timeout, bats error, leftovers), a failed unit binary
   verdict   PASS / FAIL / INFRA of one kernel's run
+  test ID   the "SUITE.word-word" a test's name starts with (testid.py):
+            what ci/kernel-issues, ci/slow-tests and the tables match on
 """

@@ -18,7 +18,8 @@ def load_issues(args):
 
 def cmd_classify(a):
     """Every test of a results directory (or a kernel's: results/ inside)
-    with its outcome: SUITE<TAB>TEST<TAB>CELL<TAB>REASON."""
+    with its outcome: SUITE<TAB>TEST<TAB>CELL<TAB>REASON<TAB>ID (ID empty
+    for a test without one)."""
     iss = load_issues(a)
     if os.path.isdir(os.path.join(a.dir, "results")):
         k = K.load(a.dir, iss)
@@ -27,7 +28,7 @@ def cmd_classify(a):
         runs = [rundir.load(a.dir, iss)]
     for r in runs:
         for t in r.tests():
-            print(f"{t.suite}\t{t.name}\t{t.outcome.cell()}\t{t.outcome.reason}")
+            print(f"{t.suite}\t{t.name}\t{t.outcome.cell()}\t{t.outcome.reason}\t{t.id or ''}")
     return 0
 
 
@@ -164,7 +165,7 @@ def cmd_kernlog(a):
 
 def cmd_issues(a):
     for i in load_issues(a):
-        print(f"{i.id}\t{' '.join(i.symptoms)}\t{i.tests.pattern}\t{matrix.first_sentence(i.title)}")
+        print(f"{i.id}\t{' '.join(i.symptoms)}\t{' '.join(i.tests)}\t{matrix.first_sentence(i.title)}")
     return 0
 
 

@@ -11,7 +11,8 @@ A failed test is the finding "kernel: ID" iff
   (c) the teardown did not report "cleanup invariants violated" (a
       leftover is the tracer's failure whatever the kernel did), and
   (d) every slug seen is listed by an entry of ci/kernel-issues whose
-      tests regex matches "SUITE: TEST NAME".
+      tests name the test's ID (testid.py; a test without an ID matches
+      no entry).
 Anything else stays a plain failure, with the reason when a symptom was
 seen.  A timed-out test is a failure whatever it printed.
 """
@@ -66,7 +67,7 @@ def innermost_function(diag):
 
 
 def classify(result, test_key, issues):
-    """The Outcome of one TapResult, "SUITE: NAME" being its key."""
+    """The Outcome of one TapResult, TEST_KEY its key (testid.key())."""
     if result.status == "pass":
         return Outcome("pass")
     if result.status == "skip":
@@ -109,9 +110,9 @@ class Finding:
 
 def finding(issue, tests):
     """The Finding of ISSUE over TESTS, a list of (key, Outcome) of one
-    run (every suite that ran).  Tests its regex does not select do not
+    run (every suite that ran).  Tests its "tests" do not select do not
     count, except ones that reproduced it (they cannot: classify() only
-    names an entry whose regex matched)."""
+    names an entry whose "tests" matched)."""
     repro = [(k, [e for e in o.evidence if e.split(":", 1)[0] in issue.symptoms])
              for k, o in tests if o.kind == "kernel" and issue.id in o.ids]
     if repro:

@@ -11,6 +11,7 @@ a real failure.
 import re
 from dataclasses import dataclass
 
+from . import testid
 from .errors import ReportError, read_text
 
 KEYS = ("id", "symptom", "title", "tests", "affected", "fixed", "evidence")
@@ -21,7 +22,8 @@ SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 @dataclass
 class Issue:
-    """One entry.  tests is compiled; match() is applied to "SUITE: NAME"."""
+    """One entry.  tests: the IDs (or ID globs) of the tests that detect
+    it (testid.py); a test is named by its key (rundir.TestResult.key)."""
     id: str
     symptoms: tuple
     title: str
@@ -31,12 +33,13 @@ class Issue:
     evidence: str = ""
 
     def covers(self, slug, test_key):
-        """This entry explains SLUG seen by the test "SUITE: NAME"."""
-        return slug in self.symptoms and self.tests.search(test_key) is not None
+        """This entry explains SLUG seen by the test TEST_KEY."""
+        return slug in self.symptoms and self.selects(test_key)
 
     def selects(self, test_key):
-        """The test "SUITE: NAME" is one of the tests that detect this."""
-        return self.tests.search(test_key) is not None
+        """The test TEST_KEY is one of the tests that detect this: its ID
+        is one of "tests" (a test without an ID is none of them)."""
+        return testid.matches(self.tests, test_key)
 
 
 def _stanzas(text, path):
@@ -63,8 +66,7 @@ def _stanzas(text, path):
         if not stanza:
             start = n
         key = k
-        # A regex keeps its trailing blank ("^nop5: " ends in a space).
-        stanza[k] = v.lstrip() if k == "tests" else v.strip()
+        stanza[k] = v.strip()
 
 
 def _issue(start, st, path):
@@ -79,10 +81,10 @@ def _issue(start, st, path):
         if not SLUG_RE.match(s):
             raise ReportError(f"{where}: symptom '{s}' is not a slug ([a-z0-9-])")
     try:
-        rx = re.compile(st["tests"])
-    except re.error as e:
-        raise ReportError(f"{where}: tests '{st['tests']}': {e}") from None
-    return Issue(st["id"], slugs, st["title"], rx, st.get("affected", ""),
+        tests = testid.patterns(st["tests"])
+    except ValueError as e:
+        raise ReportError(f"{where}: tests: {e}") from None
+    return Issue(st["id"], slugs, st["title"], tests, st.get("affected", ""),
                  st.get("fixed", ""), st.get("evidence", ""))
 
 

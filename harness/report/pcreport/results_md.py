@@ -11,11 +11,10 @@ section per matrix directory.
 
 import os
 import platform
-import re
 import time
 
 from . import findings as F
-from . import kernlog, matrix, mutation, tracers
+from . import kernlog, matrix, mutation, testid, tracers
 from .errors import ReportError, read_optional
 from .md import esc, plural, secs
 
@@ -226,20 +225,20 @@ def skipped_section(run):
 
 
 def slow_reasons(root):
-    """[(suite, compiled test regex, why)] from ci/slow-tests: why a slow
-    test takes what it takes, written by whoever measured it."""
+    """[(test IDs or ID globs, why)] from ci/slow-tests: why a slow test
+    takes what it takes, written by whoever measured it."""
     out = []
     text = read_optional(os.path.join(root, "ci", "slow-tests"), "") or ""
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         f = line.split("\t")
-        if len(f) != 3:
-            raise ReportError(f"ci/slow-tests: '{line}': expected SUITE<TAB>REGEX<TAB>WHY")
+        if len(f) != 2:
+            raise ReportError(f"ci/slow-tests: '{line}': expected IDS<TAB>WHY")
         try:
-            out.append((f[0], re.compile(f[1]), f[2]))
-        except re.error as e:
-            raise ReportError(f"ci/slow-tests: '{f[1]}': {e}")
+            out.append((testid.patterns(f[0]), f[1]))
+        except ValueError as e:
+            raise ReportError(f"ci/slow-tests: {e}")
     return out
 
 
@@ -255,7 +254,7 @@ def slowest_section(run, root, n=10):
            "Why, from `ci/slow-tests`:", "",
            "| suite | test | time | why |", "|---|---|---:|---|"]
     for t in sorted(timed, key=lambda t: -t.ms)[:n]:
-        why = next((w for su, rx, w in reasons if su == t.suite and rx.search(t.name)),
+        why = next((w for pats, w in reasons if testid.matches(pats, t.name)),
                    "(no reason recorded in ci/slow-tests)")
         out.append(f"| {t.suite} | {esc(t.name)} | {t.ms / 1000:.1f} s | {esc(why)} |")
     return out + [""]

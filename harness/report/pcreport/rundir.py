@@ -20,7 +20,7 @@ import glob
 import os
 from dataclasses import dataclass, field
 
-from . import findings, tap
+from . import findings, tap, testid
 from .errors import ReportError, read_optional, read_text
 
 SUITES_TSV = "suites.tsv"
@@ -35,7 +35,13 @@ class TestResult:
 
     @property
     def key(self):
-        return f"{self.suite}: {self.name}"
+        """Its name in reports, which starts with its ID (testid.key)."""
+        return testid.key(self.suite, self.name)
+
+    @property
+    def id(self):
+        """Its test ID, or None (testid.of)."""
+        return testid.of(self.name)
 
 
 @dataclass
@@ -122,7 +128,7 @@ def load_suite(d, name, seconds, status, issues, listed=True):
     else:
         t = tap.load(tpath)
         for r in t.results:
-            key = f"{name}: {r.name}"
+            key = testid.key(name, r.name)
             s.tests.append(TestResult(name, r.name, findings.classify(r, key, issues), r.ms))
         s.missing = t.missing()
         plan = t.plan

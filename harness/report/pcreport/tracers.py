@@ -15,7 +15,7 @@ reproducer."""
 import os
 import re
 
-from . import findings, tap
+from . import findings, tap, testid
 from .errors import ReportError, read_optional, read_text
 from .md import esc, secs
 
@@ -91,7 +91,10 @@ def cell_of(r, key, issues, cl=None):
 
 
 def tracer_cells(d, name, suites, issues):
-    """{(suite, test name): (cell, outcome, num, diag)} for one tracer."""
+    """{(suite, row): (cell, outcome, num, diag, test name)} for one
+    tracer.  The row is the test's ID (testid.py), so that one test lines
+    up across tracers whatever its sentence said in each run; the name
+    for a test without an ID."""
     cells = {}
     cl = claims(d, name)
     for s in suites:
@@ -99,8 +102,8 @@ def tracer_cells(d, name, suites, issues):
         if not os.path.exists(p):
             continue
         for r in tap.load(p).results:
-            c, o = cell_of(r, f"{s}: {r.name}", issues, cl)
-            cells[(s, r.name)] = (c, o, r.num, r.diag)
+            c, o = cell_of(r, testid.key(s, r.name), issues, cl)
+            cells[(s, testid.of(r.name) or r.name)] = (c, o, r.num, r.diag, r.name)
     return cells
 
 
@@ -122,12 +125,14 @@ def section(d, issues, rel=None):
     per = {t["name"]: tracer_cells(d, t["name"], suites, issues) for t in tracers}
     names = [t["name"] for t in tracers]
     rows = []
+    shown = {}                  # a row's test name: its first tracer's
     for s in suites:
         tests = []
         for n in names:
-            for (ss, tn) in per[n]:
+            for (ss, tn), v in per[n].items():
                 if ss == s and tn not in tests:
                     tests.append(tn)
+                    shown[(s, tn)] = v[4]
         rows += [(s, tn) for tn in tests]
     out = ["## Tracers", "",
            f"`make conformance` (harness/run/conformance) ran the tracing-behaviour suites of "
@@ -169,11 +174,11 @@ def section(d, issues, rel=None):
     for s, tn in rows:
         cells = [per[n].get((s, tn), ("-",))[0] for n in names]
         cells = [f"**{c}**" if c == "FAIL" else c for c in cells]
-        out.append(f"| {s} | {esc(tn)} | " + " | ".join(cells) + " |")
+        out.append(f"| {s} | {esc(shown[(s, tn)])} | " + " | ".join(cells) + " |")
     out += ["", "### Failures: first difference and reproducer", ""]
     nf = 0
     for n in names:
-        for (s, tn), (c, o, num, diag) in per[n].items():
+        for (s, _), (c, o, num, diag, tn) in per[n].items():
             if c != "FAIL":
                 continue
             nf += 1
