@@ -393,7 +393,14 @@ bench: all
 	if [ -n "$(BENCH_KERNELS)" ]; then \
 		PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/bench-kernels -o $(O)/bench $(BENCH_KERNELS) || st=1; \
 	fi; \
-	if [ -f $(RESULTS_DIR)/suites.tsv ]; then $(MAKE) --no-print-directory results || st=1; fi; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
+		rm -rf $(RESULTS_DIR)/bench && mkdir -p $(RESULTS_DIR)/bench && \
+		for t in $(O)/bench/*/bench.tsv; do \
+			[ -f "$$t" ] || continue; n=$$(basename $$(dirname $$t)); \
+			cp $$t $(RESULTS_DIR)/bench/$$n.tsv && cp $$(dirname $$t)/bench.meta $(RESULTS_DIR)/bench/$$n.meta || st=1; \
+		done; \
+		$(MAKE) --no-print-directory results || st=1; \
+	fi; \
 	exit $$st
 
 # Fault injection: SOAK_N iterations per attach mode (make check runs a

@@ -267,6 +267,39 @@ findings_run() {
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
 
+@test "report.results-cost: results: make bench's figures become the Cost section (a row per figure, a column per kernel, TCG said); none without them; a foreign file is named, not fatal" {
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s <<<$'1..1\nok 1 fine'
+	run -0 report results "$d" 10
+	refute_line "## Cost"
+	mkdir -p "$d/bench"
+	bench_row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
+	{
+		bench_row kernel figure tracer path kind value unit note
+		bench_row 6.18.44 hit probecheck multi usdt_nop5 11.70 'x syscall' '2025 ns/hit'
+		bench_row 6.18.44 detach probecheck perf '100 sites' 130.713 ms/site '13071 ms in all'
+	} >"$d/bench/host.tsv"
+	printf 'kernel=6.18.44\ndate=2026-01-02 03:04 UTC\naccel=host\n' >"$d/bench/host.meta"
+	{
+		bench_row kernel figure tracer path kind value unit note
+		bench_row 5.10.0 hit probecheck multi usdt_nop5 '' '' 'not measured: no uprobe_multi'
+		bench_row 5.10.0 hit probecheck perf usdt 30.5 'x syscall' ''
+	} >"$d/bench/debian-5.10-cloud.tsv"
+	printf 'kernel=5.10.0\ndate=2026-01-02 04:05 UTC\naccel=TCG: ratios only, ns mean nothing\n' >"$d/bench/debian-5.10-cloud.meta"
+	run -0 report results "$d" 10
+	f=$(section "$output" "Cost")
+	grep -qF 'host 2026-01-02 03:04 UTC; debian-5.10-cloud 2026-01-02 04:05 UTC.' <<<"$f" || fail "caption: $f"
+	grep -qxF '| figure | tracer | path | kind | unit | host 6.18.44 | debian-5.10-cloud 5.10.0 (TCG: ratios only) |' <<<"$f" ||
+		fail "header: $f"
+	grep -qxF '| hit | probecheck | multi | usdt_nop5 | x syscall | 11.70 | not measured |' <<<"$f" || fail "nop5 row: $f"
+	grep -qxF '| hit | probecheck | perf | usdt | x syscall |  | 30.5 |' <<<"$f" || fail "a row only one kernel has: $f"
+	grep -qxF '| detach | probecheck | perf | 100 sites | ms/site | 130.713 |  |' <<<"$f" || fail "detach row: $f"
+	printf 'not a header\n' >"$d/bench/host.tsv"
+	run -0 report results "$d" 10
+	assert_line "The bench figures could not be read: '$d/bench/host.tsv': not a bench.tsv (header is not kernel figure tracer path kind value unit note)"
+	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
+}
+
 @test "report.results-mutation: results: make mutate's rows become the Mutation testing section (score, counts, survivors, listed equivalents); without them the header says so; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'

@@ -14,7 +14,7 @@ import platform
 import time
 
 from . import findings as F
-from . import kernlog, matrix, mutation, testid, tracers
+from . import cost, kernlog, matrix, mutation, testid, tracers
 from .errors import ReportError, read_optional
 from .md import esc, plural, secs
 
@@ -326,7 +326,7 @@ def write(results, run, wall, issues, matrices, root):
     out += kernel_log_section(results)
     out += suites_section(run) + slowest_section(run, root) + failures_section(run)
     out += skipped_section(run) + units_section(run) + fuzz_section(results)
-    out += mutation.section(results)
+    out += mutation.section(results) + cost.section(results)
     for m, cols in matrices:
         if isinstance(cols, ReportError):
             out += ["", "## Kernel matrix", "", f"`{m}` could not be read: {esc(cols)}"]
