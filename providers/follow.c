@@ -480,6 +480,19 @@ void follow_stop(struct follow *f)
 
 #define ULL(x) ((unsigned long long)(x))
 
+/* The follow line's tail when PROBECHECK_SKIP_TP emulated skips: kept
+ * apart from the kernel's own (K6), which can come on top of them. */
+static const char *emulated(const struct session_skipped *k)
+{
+	static char buf[80];
+
+	if (!k->sk_emul_fork && !k->sk_emul_exit)
+		return "";
+	snprintf(buf, sizeof(buf), " emulated-skipped: fork=%llu exit=%llu",
+		 ULL(k->sk_emul_fork), ULL(k->sk_emul_exit));
+	return buf;
+}
+
 /*
  * How the tgid set changed, and whether a followed process's events can
  * be missing although every hit counted was delivered: a child the set
@@ -492,7 +505,7 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 {
 	struct pc_session *s = f ? f->fw_s : NULL;
 	struct session_skipped k;
-	uint64_t full, lost, late;
+	uint64_t full, lost, late, sk_fork;
 	int bad = 0;
 
 	if (!s)
@@ -501,15 +514,17 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 	full = session_counter(s, PC_CNT_FOLLOW_FULL);
 	lost = session_counter(s, PC_CNT_CTL_LOST);
 	late = session_counter(s, PC_CNT_LATE);
-	if (pc_log_verbose || full || late || k.sk_fork || k.sk_exit || k.sk_exec)
+	sk_fork = k.sk_fork + k.sk_emul_fork;
+	if (pc_log_verbose || full || late || sk_fork || k.sk_exit ||
+	    k.sk_emul_exit || k.sk_exec)
 		fprintf(stderr, "probecheck: follow: forks=%llu late=%llu "
 			"exits=%llu stale=%llu not-followed=%llu filtered=%llu "
-			"kernel-skipped: fork=%llu exit=%llu exec=%llu\n",
+			"kernel-skipped: fork=%llu exit=%llu exec=%llu%s\n",
 			ULL(session_counter(s, PC_CNT_FORKS)), ULL(late),
 			ULL(session_counter(s, PC_CNT_EXITS)),
 			ULL(session_counter(s, PC_CNT_STALE)), ULL(full),
 			ULL(filtered), ULL(k.sk_fork), ULL(k.sk_exit),
-			ULL(k.sk_exec));
+			ULL(k.sk_exec), emulated(&k));
 	if (full) {
 		pc_err("follow: %llu processes not followed: the pid set could "
 		       "not take them (it holds 4096)", ULL(full));
@@ -520,12 +535,13 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 		       "objects mapped then were not searched", ULL(lost));
 		bad = -1;
 	}
-	if (f->fw_o.fo_descendants && k.sk_fork && filtered) {
-		pc_err("follow: the kernel skipped %llu runs of the fork "
-		       "tracepoint program (K6) and %llu hits came from "
-		       "processes outside the set: a child orphaned before its "
-		       "first hit may be among them, its events lost",
-		       ULL(k.sk_fork), ULL(filtered));
+	if (f->fw_o.fo_descendants && sk_fork && filtered) {
+		pc_err("follow: the fork tracepoint program did not run for "
+		       "%llu forks (K6: %llu skipped by the kernel, %llu "
+		       "emulated) and %llu hits came from processes outside "
+		       "the set: a child orphaned before its first hit may be "
+		       "among them, its events lost", ULL(sk_fork),
+		       ULL(k.sk_fork), ULL(k.sk_emul_fork), ULL(filtered));
 		bad = -1;
 	}
 	if (f->fw_nreqs && k.sk_exec) {

@@ -446,11 +446,11 @@ static uint64_t prog_misses(const struct bpf_program *prog)
 
 void session_skipped(struct pc_session *s, struct session_skipped *k)
 {
-	k->sk_fork = prog_misses(s->ps_skel->progs.pc_fork) +
-		     counter_sum(s, PC_CNT_SKIP_FORK);
-	k->sk_exit = prog_misses(s->ps_skel->progs.pc_exit) +
-		     counter_sum(s, PC_CNT_SKIP_EXIT);
+	k->sk_fork = prog_misses(s->ps_skel->progs.pc_fork);
+	k->sk_exit = prog_misses(s->ps_skel->progs.pc_exit);
 	k->sk_exec = prog_misses(s->ps_skel->progs.pc_exec);
+	k->sk_emul_fork = counter_sum(s, PC_CNT_SKIP_FORK);
+	k->sk_emul_exit = counter_sum(s, PC_CNT_SKIP_EXIT);
 }
 
 

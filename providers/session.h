@@ -97,7 +97,8 @@ int session_site_counts(struct pc_session *s, __u32 id,
 			struct session_site_count *c);
 /* Runs of the follow tracepoint programs the kernel skipped (K6). */
 struct session_skipped {
-	uint64_t sk_fork, sk_exit, sk_exec;
+	uint64_t sk_fork, sk_exit, sk_exec;	/* by the kernel (K6) */
+	uint64_t sk_emul_fork, sk_emul_exit;	/* PROBECHECK_SKIP_TP */
 };
 void session_skipped(struct pc_session *s, struct session_skipped *k);
 /* Detach everything and free; safe on NULL. */
