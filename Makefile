@@ -354,8 +354,9 @@ mutate:
 # this run's: several runs with different suites each get a section).
 MATRIX_DIR ?= $(O)/matrix
 MATRIX_JOBS ?= $(shell nproc)
+MATRIX_GUEST_JOBS ?= 1
 matrix: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/matrix -j $(MATRIX_JOBS) -o $(MATRIX_DIR); st=$$?; \
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/matrix -j $(MATRIX_JOBS) -J $(MATRIX_GUEST_JOBS) -o $(MATRIX_DIR); st=$$?; \
 	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
 	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
 	if [ ! -f $$r/suites.tsv ]; then \
