@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "attach.h"
 #include "features.h"
 #include "log.h"
@@ -119,8 +120,20 @@ enum attach_site_id attach_site_id(char *why, size_t len)
 
 const char *attach_site_reason(int err, const struct site *st)
 {
+	static char buf[240];
+	struct rlimit rl;
+
 	if (err == -EINVAL && st->st_sema_off)
 		return "invalid argument (another uprobe at this address "
 		       "with a different semaphore offset?)";
+	/* Seen at 10,000 sites in a guest whose hard limit is 4096. */
+	if (err == -EMFILE && !getrlimit(RLIMIT_NOFILE, &rl)) {
+		snprintf(buf, sizeof(buf), "too many open files: this attach "
+			 "mode holds descriptors per site and RLIMIT_NOFILE is "
+			 "%llu (the trace command raised it to its hard limit); "
+			 "fewer sites, a higher hard limit, or --attach=multi",
+			 (unsigned long long)rl.rlim_cur);
+		return buf;
+	}
 	return pc_site_strerror(-err);
 }

@@ -81,7 +81,7 @@ int attach_perf_link(const struct attach_req *r, size_t i, int fd,
 			err = -errno;
 			pc_err("bpf: cannot attach to %s:%s in '%s': %s",
 			       st->st_provider, st->st_name, st->st_path,
-			       pc_strerror(-err));
+			       attach_site_reason(err, st));
 		}
 	}
 	if (!err)

@@ -334,3 +334,21 @@ traced_resume() {
 	[[ ! -e $R ]] || fail "the command ran although the attach failed"
 	pc_check_clean
 }
+
+# The perf and tracefs modes hold a perf event per site: a system's soft
+# descriptor limit (1024 by default) is raised to the hard one, and a
+# hard limit too low is said for what it is.  60 sites of fx_bench_sites.
+@test "attach.nofile-limit: perf: a soft descriptor limit below what the sites need is raised to the hard limit; a hard limit too low: exit 1 naming RLIMIT_NOFILE, nothing left" {
+	pc_probecheck_only "its descriptor limit handling"
+	local fx probe
+	fx=$(private fx_bench_sites "$PC_FIXTURES/fx_bench_sites")
+	probe="usdt:$fx:bm:s1[0-5][0-9]"
+	run -0 --separate-stderr bash -c 'ulimit -Sn 40 && ulimit -Hn 200 && exec "$@"' - \
+		"$PC_BIN" trace -v --attach=perf -c "$fx" "$probe"
+	[[ $stderr == *"attach: 60 sites in"* ]] || fail "60 sites not attached: $stderr"
+	run -1 --separate-stderr bash -c 'ulimit -n 40 && exec "$@"' - \
+		"$PC_BIN" trace --attach=perf -c "$fx" "$probe"
+	[[ $stderr == *"too many open files: this attach mode holds descriptors per site and RLIMIT_NOFILE is 40"*"--attach=multi"* ]] ||
+		fail "the limit is not named: $stderr"
+	pc_check_clean
+}

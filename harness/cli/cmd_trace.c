@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include "attach.h"
 #include "cli.h"
 #include "log.h"
@@ -211,6 +212,20 @@ int trace_resolve(const struct trace_opts *o, struct probe_req *reqs,
 	return 0;
 }
 
+/* The perf and tracefs modes hold a perf event (and a link) per site:
+ * a system's default soft limit of 1024 descriptors would stop them at a
+ * few hundred sites.  Raised to the hard limit, as bpftrace and bcc do. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		pc_dbg("trace: RLIMIT_NOFILE stays as it is: %s", strerror(errno));
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	struct trace_opts o = { 0 };
@@ -225,6 +240,7 @@ int cmd_trace(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	raise_nofile();
 	/* Parsed by trace_resolve, read by follow.c until the run ends. */
 	reqs = calloc(o.to_nprobes, sizeof(*reqs));
 	if (!reqs)
