@@ -153,9 +153,11 @@ static int pm_read_lines(FILE *f, pid_t pid, int quiet, const char *name,
 {
 	char *line = NULL;
 	size_t cap = 0;
+	ssize_t got;
 	int err = 0;
 
-	while (getline(&line, &cap, f) > 0) {
+	errno = 0;
+	while ((got = getline(&line, &cap, f)) > 0) {
 		struct pm_map m;
 
 		if (pm_parse_line(line, &m)) {
@@ -174,6 +176,12 @@ static int pm_read_lines(FILE *f, pid_t pid, int quiet, const char *name,
 		err = pm_acc_add(pa, pid, &m);
 		if (err)
 			goto out;
+	}
+	/* getline's -1 is the end, an error, or no memory for the line: the
+	 * last is neither, and must not pass for a shorter file. */
+	if (got < 0 && errno == ENOMEM && !feof(f) && !ferror(f)) {
+		err = -ENOMEM;
+		goto out;
 	}
 	/* A process that exits while we read leaves a short, valid file. */
 	if (ferror(f)) {

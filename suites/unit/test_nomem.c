@@ -12,10 +12,15 @@
  * a self-check at the start finds out.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sdt.h>
 #include "unit.h"
+#include "elf.h"
 #include "follow.h"
+#include "note.h"
+#include "procmaps.h"
 #include "provider.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -35,13 +40,16 @@ extern void  __libc_free(void *p);
 static long live;               /* allocations not yet freed */
 static long countdown = -1;     /* allocations to let through; -1: all */
 
-/* Whether the next allocation may succeed: the countdown's one fails. */
+/* Whether the next allocation may succeed: the countdown's one fails,
+ * with errno ENOMEM as malloc's own failure sets it (getline and others
+ * tell it from the end of a file by errno). */
 static int may_allocate(void)
 {
 	if (countdown < 0)
 		return 1;
 	if (countdown-- == 0) {
 		countdown = -1;         /* fail once, like a transient ENOMEM */
+		errno = ENOMEM;
 		return 0;
 	}
 	return 1;
@@ -198,6 +206,148 @@ static void test_follow_open(void)
 	UNIT_EQ_INT(rc, 0, "follow_open succeeds once allocations do");
 	UNIT_TRUE(failed >= 2, "the follow's and its request table's allocations were made to fail");
 }
+
+/*
+ * sweep: fail the k-th allocation of run() for k = 0, 1, ... until run()
+ * makes fewer than k + 1: each failure must be -ENOMEM, or success where
+ * the failure is tolerated (stdio falls back to an unbuffered stream; run()
+ * checks the result is whole), and give back everything.  prepare() (not
+ * counted) makes what run() consumes, run() frees what it made when it
+ * succeeds, after() undoes prepare().  At least @min allocations must have
+ * failed with -ENOMEM (the countdown reached the code).
+ */
+struct sweep {
+	const char *name;
+	void (*prepare)(void *ctx);
+	int (*run)(void *ctx);
+	void (*after)(void *ctx);	/* undoes prepare(), not counted */
+	void *ctx;
+	int min;
+};
+
+static void sweep(const struct sweep *sw)
+{
+	char what[200];
+	long before;
+	int rc = -ENOMEM, k, failed = 0;
+
+	for (k = 0; k < 256; k++) {
+		int reached;
+
+		before = live;	/* what prepare() makes, after() frees */
+		if (sw->prepare)
+			sw->prepare(sw->ctx);
+		countdown = k;
+		rc = sw->run(sw->ctx);
+		reached = countdown == -1;	/* the k-th allocation was made */
+		countdown = -1;
+		if (sw->after)
+			sw->after(sw->ctx);
+		if (!reached)
+			break;
+		if (rc) {
+			failed++;
+			snprintf(what, sizeof(what), "%s, allocation %d fails: -ENOMEM", sw->name, k);
+			UNIT_EQ_INT(rc, -ENOMEM, what);
+		}
+		snprintf(what, sizeof(what), "%s, allocation %d %s: nothing left allocated",
+			 sw->name, k, rc ? "fails" : "not needed");
+		UNIT_EQ_INT(live - before, 0, what);
+	}
+	snprintf(what, sizeof(what), "%s succeeds once allocations do (%d made)", sw->name, k);
+	UNIT_EQ_INT(rc, 0, what);
+	snprintf(what, sizeof(what), "%s: at least %d allocations were made to fail",
+		 sw->name, sw->min);
+	UNIT_TRUE(failed >= sw->min, what);
+}
+
+/* usdt_notes_read on this binary's own notes (three probes below). */
+static int notes_run(void *ctx)
+{
+	struct usdt_notes n;
+	int rc = usdt_notes_read(ctx, &n);
+
+	if (!rc) {
+		/* A tolerated failure must not cost a note. */
+		UNIT_EQ_INT((int)n.un_n, 3, "usdt_notes_read: this binary's three notes");
+		usdt_notes_free(&n);
+	}
+	return rc;
+}
+
+static void test_usdt_notes_read(void)
+{
+	struct elf_obj *eo = NULL;
+	struct sweep sw = { "usdt_notes_read", NULL, notes_run, NULL, NULL, 4 };
+
+	DTRACE_PROBE1(nomem, one, 1);
+	DTRACE_PROBE2(nomem, two, 1, 2);
+	DTRACE_PROBE3(nomem, three, 1, 2, 3);
+	if (elf_obj_open("/proc/self/exe", 0, &eo)) {
+		UNIT_TRUE(0, "usdt_notes_read: this binary opens");
+		return;
+	}
+	sw.ctx = eo;
+	/* Once first: libelf reads the section's data into memory of its
+	 * own, which is not ours to count. */
+	notes_run(eo);
+	sweep(&sw);
+	elf_obj_close(eo);
+}
+
+/* procmaps_parse of maps text with four objects (one mapped twice). */
+struct pm_ctx {
+	FILE *f;
+};
+
+static const char pm_text[] =
+	"55d0c0a00000-55d0c0a01000 r--p 00000000 fd:01 1001 /usr/bin/a\n"
+	"55d0c0a01000-55d0c0a02000 r-xp 00001000 fd:01 1001 /usr/bin/a\n"
+	"7f0000000000-7f0000001000 r-xp 00000000 fd:01 1002 /usr/lib/libb.so\n"
+	"7f0000100000-7f0000101000 r-xp 00000000 fd:01 1003 /usr/lib/libc.so\n"
+	"7f0000200000-7f0000201000 r-xp 00000000 fd:01 1004 /usr/lib/libd.so\n"
+	"7ffd00000000-7ffd00001000 rw-p 00000000 00:00 0 [stack]\n";
+
+static void pm_prepare(void *ctx)
+{
+	struct pm_ctx *c = ctx;
+
+	c->f = fmemopen((void *)pm_text, sizeof(pm_text) - 1, "r");
+}
+
+static int pm_run(void *ctx)
+{
+	struct pm_ctx *c = ctx;
+	struct pm_objects o = { 0 };
+	int rc;
+
+	if (!c->f)
+		return -EIO;
+	rc = procmaps_parse(c->f, 1, PM_QUIET, "maps", &o);
+	if (!rc) {
+		UNIT_EQ_INT((int)o.po_n, 4, "procmaps_parse: four objects");
+		procmaps_free(&o);
+	}
+	return rc;
+}
+
+static void pm_after(void *ctx)
+{
+	struct pm_ctx *c = ctx;
+
+	if (c->f)
+		fclose(c->f);
+	c->f = NULL;
+}
+
+/* Its first allocation is getline's: it once ended the file there. */
+static void test_procmaps_parse(void)
+{
+	struct pm_ctx c = { NULL };
+	struct sweep sw = { "procmaps_parse", pm_prepare, pm_run, pm_after, &c, 3 };
+
+	sweep(&sw);
+}
 #endif
 
 int main(void)
@@ -208,6 +358,8 @@ int main(void)
 	if (allocator_is_ours()) {
 		test_probe_req_parse();
 		test_follow_open();
+		test_usdt_notes_read();
+		test_procmaps_parse();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
