@@ -64,6 +64,13 @@ static void maps_free(struct ic_maps *m)
 	free(m->ims_v);
 }
 
+static unsigned long ic_mapped;
+
+unsigned long install_check_mappings(void)
+{
+	return ic_mapped;
+}
+
 /* The mapping of @path, made on first use. */
 static int map_object(struct ic_maps *m, const char *path,
 		      struct ic_map **out)
@@ -100,6 +107,7 @@ static int map_object(struct ic_maps *m, const char *path,
 		return err;
 	}
 	m->ims_v = v;
+	ic_mapped++;
 	v[m->ims_n] = (struct ic_map){ sb.st_dev, sb.st_ino, base,
 				       (size_t)sb.st_size, fd };
 	*out = &v[m->ims_n++];

@@ -26,4 +26,12 @@ int install_check_here(const struct site_set *ss, size_t first,
  */
 int install_check_pid(const struct site_set *ss, size_t first, pid_t pid);
 
+/*
+ * Objects the install checks of this process have mapped: one per object
+ * and check, however many of its sites the check reads (by device and
+ * inode, whatever path names it).  Only cost depends on it, so a test
+ * reads it here.
+ */
+unsigned long install_check_mappings(void);
+
 #endif
