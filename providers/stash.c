@@ -358,7 +358,7 @@ int stash_record_parse(char *buf, const struct tracer_id *id, char ***items,
 {
 	char *line, *save = buf, **v = NULL;
 	unsigned long long pid, start;
-	int version, used, lineno = 0;
+	int version, used, lineno = 0, err = -EINVAL;
 	size_t cap = 0;
 
 	*n = 0;
@@ -391,6 +391,7 @@ int stash_record_parse(char *buf, const struct tracer_id *id, char ***items,
 
 				if (!nv) {
 					*why = "out of memory";
+					err = -ENOMEM;
 					goto bad;
 				}
 				v = nv;
@@ -406,7 +407,7 @@ int stash_record_parse(char *buf, const struct tracer_id *id, char ***items,
 	return 0;
 bad:
 	free(v);
-	return -EINVAL;
+	return err;
 }
 
 struct cleanup_ctx {
@@ -456,8 +457,8 @@ static void undo_record(struct cleanup_ctx *c, const char *name,
 		goto out;               /* another cleanup was faster */
 	if (err)
 		why = err == -EPERM ? "not a regular file of ours" : pc_strerror(-err);
-	else if (stash_record_parse(buf, id, &items, &n, &why))
-		err = -EINVAL;
+	else
+		err = stash_record_parse(buf, id, &items, &n, &why);
 	if (err) {
 		if (!c->cc_quiet)
 			pc_err("stash: '%s/%s': %s: record refused, left alone",

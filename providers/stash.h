@@ -65,7 +65,8 @@ int  stash_name_parse(const char *name, struct tracer_id *id, int *tmp);
  * A record's text (NUL-terminated, split in place into lines): magic and
  * version, the tracer line matching @id, every item of a known kind
  * naming something of @id's (stash_kind.sk_check).  0 with *@items (free
- * it; the items point into @buf) and *@n, or -EINVAL with *@why set.
+ * it; the items point into @buf) and *@n, or -EINVAL or -ENOMEM with
+ * *@why set.
  */
 int  stash_record_parse(char *buf, const struct tracer_id *id, char ***items,
 			size_t *n, const char **why);

@@ -17,11 +17,13 @@
 #include <string.h>
 #include <sys/sdt.h>
 #include "unit.h"
+#include "attach_tracefs.h"
 #include "elf.h"
 #include "follow.h"
 #include "note.h"
 #include "procmaps.h"
 #include "provider.h"
+#include "stash.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define NOMEM_SKIP 1
@@ -341,6 +343,53 @@ static void pm_after(void *ctx)
 }
 
 /* Its first allocation is getline's: it once ended the file there. */
+/* stash_record_parse of a record with 20 tracefs items (its list of
+ * items grows past 16): parsed in place, so prepare() copies the text. */
+struct rec_ctx {
+	struct tracer_id id;
+	char text[4096];
+	char buf[4096];
+};
+
+static void rec_prepare(void *ctx)
+{
+	struct rec_ctx *c = ctx;
+
+	memcpy(c->buf, c->text, sizeof(c->buf));
+}
+
+static int rec_run(void *ctx)
+{
+	struct rec_ctx *c = ctx;
+	const char *why = NULL;
+	char **items = NULL;
+	size_t n = 0;
+	int rc = stash_record_parse(c->buf, &c->id, &items, &n, &why);
+
+	if (!rc) {
+		UNIT_EQ_INT((int)n, 20, "stash_record_parse: twenty items");
+		free(items);
+	}
+	return rc;
+}
+
+static void test_stash_record_parse(void)
+{
+	static struct rec_ctx c = { .id = { 4242, 777 } };
+	struct sweep sw = { "stash_record_parse", rec_prepare, rec_run, NULL, &c, 2 };
+	char group[64], event[96];
+	size_t len;
+
+	tfs_group_name(&c.id, group, sizeof(group));
+	len = (size_t)snprintf(c.text, sizeof(c.text), "probecheck-stash 1\ntracer 4242 777\n");
+	for (int i = 1; i <= 20; i++) {
+		tfs_event_name(0x801, 0x1234, (uint64_t)i * 16, 0, 0, event, sizeof(event));
+		len += (size_t)snprintf(c.text + len, sizeof(c.text) - len, "tracefs %s/%s\n",
+					group, event);
+	}
+	sweep(&sw);
+}
+
 static void test_procmaps_parse(void)
 {
 	struct pm_ctx c = { NULL };
@@ -360,6 +409,7 @@ int main(void)
 		test_follow_open();
 		test_usdt_notes_read();
 		test_procmaps_parse();
+		test_stash_record_parse();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
