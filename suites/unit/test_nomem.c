@@ -23,7 +23,9 @@
 #include "note.h"
 #include "procmaps.h"
 #include "provider.h"
+#include "spec.h"
 #include "stash.h"
+#include "symbols.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define NOMEM_SKIP 1
@@ -297,6 +299,78 @@ static void test_usdt_notes_read(void)
 	elf_obj_close(eo);
 }
 
+/* func_syms_read on this binary's symbol table; its count when every
+ * allocation succeeds is what a tolerated failure must still give. */
+struct syms_ctx {
+	struct elf_obj *eo;
+	size_t want;
+};
+
+static int syms_run(void *ctx)
+{
+	struct syms_ctx *c = ctx;
+	struct func_syms fss = { 0 };
+	int rc = func_syms_read(c->eo, &fss);
+
+	if (!rc) {
+		if (c->want)
+			UNIT_EQ_INT((int)fss.fss_n, (int)c->want, "func_syms_read: every function");
+		c->want = fss.fss_n;
+		func_syms_free(&fss);
+	}
+	return rc;
+}
+
+static void test_func_syms_read(void)
+{
+	static struct syms_ctx c;
+	struct sweep sw = { "func_syms_read", NULL, syms_run, NULL, &c, 3 };
+
+	if (elf_obj_open("/proc/self/exe", 0, &c.eo)) {
+		UNIT_TRUE(0, "func_syms_read: this binary opens");
+		return;
+	}
+	UNIT_EQ_INT(syms_run(&c), 0, "func_syms_read: this binary's functions");
+	UNIT_TRUE(c.want > 20, "func_syms_read: more than 20 functions here");
+	sweep(&sw);
+	elf_obj_close(c.eo);
+}
+
+/* spec_parse of six operands, one of them symbolic. */
+static int sym_addr(void *ctx, const char *name, uint64_t *addr)
+{
+	(void)ctx;
+	if (strcmp(name, "counter"))
+		return -ENOENT;
+	*addr = 0x4000;
+	return 0;
+}
+
+static int spec_run(void *ctx)
+{
+	struct pc_spec spec;
+	uint32_t bad = 0;
+	char why[128] = "";
+	int rc;
+
+	(void)ctx;
+	memset(&spec, 0, sizeof(spec));
+	rc = spec_parse("-4@%eax 8@-8(%rbp) 4@$5 -8@counter(%rip) 1@%dl 2@%r9w",
+			0x1000, sym_addr, NULL, &spec, &bad, why, sizeof(why));
+	if (rc < 0)
+		return rc;
+	UNIT_EQ_INT(rc, 6, "spec_parse: six operands");
+	UNIT_EQ_INT((int)bad, 0, "spec_parse: every operand readable");
+	return 0;
+}
+
+static void test_spec_parse(void)
+{
+	struct sweep sw = { "spec_parse", NULL, spec_run, NULL, NULL, 1 };
+
+	sweep(&sw);
+}
+
 /* procmaps_parse of maps text with four objects (one mapped twice). */
 struct pm_ctx {
 	FILE *f;
@@ -410,6 +484,8 @@ int main(void)
 		test_usdt_notes_read();
 		test_procmaps_parse();
 		test_stash_record_parse();
+		test_func_syms_read();
+		test_spec_parse();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
