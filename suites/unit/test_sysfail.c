@@ -6,21 +6,28 @@
  * (EIO).  Each caller must answer with its documented error, never with
  * success on what it did not read.
  *
- * The binary interposes open, open64 and read (an executable's
- * definitions win over libc's for the objects linked into it) and passes
- * every call through to the kernel except the one a plan picks: the
- * after-th call of that name (0: the next one) returns -1 with the plan's
- * errno, or 0 bytes when the errno is 0.
+ * The binary interposes open, open64, read, write and renameat (an
+ * executable's definitions win over libc's for the objects linked into
+ * it) and passes every call through to the kernel except the one a plan
+ * picks: the after-th call of that name (0: the next one) returns -1 with
+ * the plan's errno, or 0 bytes (read) or half of them (write) when the
+ * errno is 0.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "unit.h"
+#include "attach_tracefs.h"
 #include "procstat.h"
+#include "stash.h"
 
 static struct {
 	const char *call;       /* NULL: nothing planned */
@@ -93,6 +100,26 @@ ssize_t read(int fd, void *buf, size_t n)
 	return syscall(SYS_read, fd, buf, n);
 }
 
+ssize_t write(int fd, const void *buf, size_t n)
+{
+	if (planned("write")) {
+		if (!plan.err)
+			return syscall(SYS_write, fd, buf, n > 1 ? n / 2 : n);
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_write, fd, buf, n);
+}
+
+int renameat(int olddfd, const char *old, int newdfd, const char *new)
+{
+	if (planned("renameat")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_renameat, olddfd, old, newdfd, new);
+}
+
 /* Whether the code under test reaches the definitions above. */
 static int calls_are_ours(void)
 {
@@ -135,10 +162,110 @@ static void test_proc_stat_read(void)
 	stat_fails("open", EMFILE, -EMFILE, "open failing with EMFILE: -EMFILE");
 }
 
+/*
+ * stash_record_write into a directory of our own: a write, rename or
+ * open that fails leaves the record as it was before (none, or the
+ * previous one) and no temporary file; a short or interrupted write is
+ * carried on.
+ */
+static char stash[64];
+
+/* The directory's entries (a temporary ".NAME.tmp" too), sorted, on one
+ * line. */
+static const char *entries(void)
+{
+	static char buf[512];
+	struct dirent **v;
+	int n = scandir(stash, &v, NULL, alphasort);
+
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(v[i]->d_name, ".") && strcmp(v[i]->d_name, "..")) {
+			strncat(buf, v[i]->d_name, sizeof(buf) - strlen(buf) - 2);
+			strcat(buf, " ");
+		}
+		free(v[i]);
+	}
+	free(v);
+	return buf;
+}
+
+static void record_fails(const char *call, int after, int err, int want, const char *after_names,
+			 char *const *items, size_t n, const char *what)
+{
+	struct tracer_id id = { 4242, 777 };
+	char w[200];
+	int rc;
+
+	fail_call(call, after, err);
+	rc = stash_record_write(&id, items, n);
+	snprintf(w, sizeof(w), "%s: the planned failure happened", what);
+	UNIT_TRUE(plan.hit, w);
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, want, what);
+	snprintf(w, sizeof(w), "%s: the directory holds '%s'", what, after_names);
+	UNIT_EQ_STR(entries(), after_names, w);
+}
+
+static void test_stash_record_write(void)
+{
+	struct tracer_id id = { 4242, 777 };
+	char group[64], ev[96], a[192], b[192];
+	char *one[] = { a }, *two[] = { a, b };
+
+	snprintf(stash, sizeof(stash), "/tmp/pc-sysfail.%d", (int)getpid());
+	if (mkdir(stash, 0700) || setenv("PROBECHECK_STASH", stash, 1)) {
+		UNIT_TRUE(0, "a stash directory of our own");
+		return;
+	}
+	tfs_group_name(&id, group, sizeof(group));
+	tfs_event_name(0x801, 0x1234, 0x10, 0, 0, ev, sizeof(ev));
+	snprintf(a, sizeof(a), "tracefs %s/%s", group, ev);
+	tfs_event_name(0x801, 0x1234, 0x20, 0, 0, ev, sizeof(ev));
+	snprintf(b, sizeof(b), "tracefs %s/%s", group, ev);
+	/* No record yet: every failure leaves none. */
+	record_fails("open", 0, EACCES, -EACCES, "", one, 1, "no record, open fails with EACCES");
+	record_fails("write", 0, ENOSPC, -ENOSPC, "", one, 1, "no record, first write fails with ENOSPC");
+	record_fails("write", 1, EIO, -EIO, "", one, 1, "no record, second write fails with EIO");
+	record_fails("renameat", 0, EIO, -EIO, "", one, 1, "no record, rename fails with EIO");
+	/* Interrupted or short writes are carried on. */
+	record_fails("write", 0, EINTR, 0, "4242-777 ", one, 1, "a write interrupted: retried, the record written");
+	UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "the record removed");
+	record_fails("write", 1, 0, 0, "4242-777 ", one, 1, "a short write: carried on, the record written");
+	/* A record there: a failed rewrite keeps it whole. */
+	record_fails("write", 2, ENOSPC, -ENOSPC, "4242-777 ", two, 2, "a rewrite whose write fails keeps the old record");
+	record_fails("renameat", 0, EIO, -EIO, "4242-777 ", two, 2, "a rewrite whose rename fails keeps the old record");
+	{
+		char path[128], text[512] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/4242-777", stash);
+		f = fopen(path, "r");
+		if (f) {
+			text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+			fclose(f);
+		}
+		UNIT_TRUE(strstr(text, a) && !strstr(text, b), "the old record holds its one item, not the new two");
+	}
+	UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "the record removed at the end");
+	/* Whatever a failed check left, so that the directory goes too. */
+	{
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/.4242-777.tmp", stash);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/4242-777", stash);
+		unlink(path);
+	}
+	UNIT_EQ_INT(rmdir(stash), 0, "the stash directory removed");
+}
+
 int main(void)
 {
-	if (calls_are_ours())
+	if (calls_are_ours()) {
 		test_proc_stat_read();
+		test_stash_record_write();
+	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
 	return unit_done();
