@@ -25,16 +25,9 @@
 #include <bpf/libbpf.h>
 #include "attach_multi.h"
 #include "features.h"
+#include "features_multi.h"
 #include "log.h"
 #include "procmaps.h"
-
-/* What the experiment found; a *_why says what failed when a flag is 0. */
-struct umulti_seen {
-	int  us_link;           /* a link is made and its uprobe fires */
-	int  us_pid;            /* with a pid, every thread of it is seen */
-	char us_link_why[160];
-	char us_pid_why[200];
-};
 
 /* What the probe's link points at: a call the compiler must keep. */
 __attribute__((noinline)) void umulti_probe_target(void)
@@ -167,6 +160,12 @@ static int experiment(struct umulti_seen *c)
 	close(map_fd);
 	if (err || c->us_link_why[0])
 		return err;
+	umulti_judge(hits, c);
+	return 0;
+}
+
+void umulti_judge(uint64_t hits, struct umulti_seen *c)
+{
 	c->us_link = hits >= 1;
 	c->us_pid = hits == 2;
 	if (!c->us_link)
@@ -180,7 +179,6 @@ static int experiment(struct umulti_seen *c)
 		snprintf(c->us_pid_why, sizeof(c->us_pid_why),
 			 "with a pid, %llu hits counted for 2 calls",
 			 (unsigned long long)hits);
-	return 0;
 }
 
 /* Both rows from one run: the one asked for is returned, the other

@@ -1,0 +1,40 @@
+/*
+ * test_umulti.c — what the uprobe_multi experiment's hit count means
+ * (features_multi.c: two calls, from two threads of the filtered pid).
+ * The kernels of the matrix give 0 (no link before 6.6) or 2 (6.10 on);
+ * 6.6-6.9 give 1 (their link filtered by thread, 46ba0e49b642), which
+ * only this test shows the registry answering.
+ */
+#include <string.h>
+#include "unit.h"
+#include "features_multi.h"
+
+static struct umulti_seen judge(uint64_t hits)
+{
+	struct umulti_seen c;
+
+	memset(&c, 0, sizeof(c));
+	umulti_judge(hits, &c);
+	return c;
+}
+
+int main(void)
+{
+	struct umulti_seen c;
+
+	c = judge(0);
+	UNIT_TRUE(!c.us_link && !c.us_pid, "no hit: no uprobe_multi, no pid filter");
+	UNIT_TRUE(strstr(c.us_link_why, "not seen") != NULL, "no hit: said why");
+	c = judge(1);
+	UNIT_TRUE(c.us_link, "one hit (6.6-6.9): uprobe_multi works");
+	UNIT_TRUE(!c.us_pid, "one hit: its pid filter loses other threads");
+	UNIT_TRUE(strstr(c.us_pid_why, "fixed in Linux 6.10") != NULL, "one hit: said why");
+	c = judge(2);
+	UNIT_TRUE(c.us_link && c.us_pid, "two hits: both");
+	UNIT_EQ_STR(c.us_link_why, "", "two hits: nothing to say");
+	UNIT_EQ_STR(c.us_pid_why, "", "two hits: nothing to say of the pid");
+	c = judge(3);
+	UNIT_TRUE(c.us_link && !c.us_pid, "three hits for two calls: no pid filter to trust");
+	UNIT_TRUE(strstr(c.us_pid_why, "3 hits counted for 2 calls") != NULL, "three hits: said");
+	return unit_done();
+}
