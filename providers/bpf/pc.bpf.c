@@ -477,13 +477,21 @@ static __always_inline int stop_and_tell(__u32 kind)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
-	     struct linux_binprm *bprm)
+static __noinline int exec_barrier(void)
 {
 	if (!pid_wanted())
 		return 0;
 	return stop_and_tell(PC_CTL_EXEC);
+}
+
+/* Guarded like fork and exit: a preempted run makes the kernel skip every
+ * other exec's on its CPU (K6), and the verdict counts those of any
+ * process (follow.c). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	return GUARDED(exec_barrier());
 }
 
 /*
