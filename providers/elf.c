@@ -123,6 +123,20 @@ static int elf_truncated(const struct elf_obj *eo, const char *what)
 	return -ENOEXEC;
 }
 
+/* libelf's own failure: out of memory is -ENOMEM, not a corrupt file.
+ * elfutils has no public code for it, only its message (the C locale:
+ * we never call setlocale). */
+static int elf_failed(const struct elf_obj *eo)
+{
+	const char *msg = elf_errmsg(-1);
+
+	if (msg && !strcmp(msg, "out of memory")) {
+		elf_obj_err(eo, "elf: '%s': out of memory", eo->eo_path);
+		return -ENOMEM;
+	}
+	return elf_truncated(eo, msg);
+}
+
 /*
  * Header counts as the file states them.  libelf quietly lowers counts
  * that do not fit in the file, which would hide a truncation; with
@@ -167,7 +181,7 @@ static int elf_load_phdrs(struct elf_obj *eo, uint64_t size, size_t n)
 		GElf_Phdr *ph = &eo->eo_phdrs[i];
 
 		if (!gelf_getphdr(eo->eo_elf, i, ph))
-			return elf_truncated(eo, elf_errmsg(-1));
+			return elf_failed(eo);
 		if (ph->p_type == PT_LOAD &&
 		    (!range_in_file(ph->p_offset, ph->p_filesz, size) ||
 		     ph->p_filesz > ph->p_memsz))
@@ -195,7 +209,7 @@ static int elf_check_sections(struct elf_obj *eo, uint64_t size, size_t n)
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh))
-			return elf_truncated(eo, elf_errmsg(-1));
+			return elf_failed(eo);
 		if (sh.sh_type != SHT_NOBITS &&
 		    !range_in_file(sh.sh_offset, sh.sh_size, size))
 			return elf_truncated(eo, "section contents");
@@ -269,7 +283,7 @@ int elf_obj_open(const char *path, unsigned flags, struct elf_obj **out)
 	eo->eo_elf = elf_begin(eo->eo_fd, ELF_C_READ, NULL);
 	if (!eo->eo_elf || elf_kind(eo->eo_elf) != ELF_K_ELF ||
 	    !gelf_getehdr(eo->eo_elf, &eo->eo_ehdr)) {
-		err = elf_truncated(eo, elf_errmsg(-1));
+		err = elf_failed(eo);
 		goto fail;
 	}
 	err = elf_check_ehdr(eo);

@@ -227,6 +227,7 @@ struct sweep {
 	void (*after)(void *ctx);	/* undoes prepare(), not counted */
 	void *ctx;
 	int min;
+	int also;	/* another error a failure may give (0: none) */
 };
 
 static void sweep(const struct sweep *sw)
@@ -250,9 +251,12 @@ static void sweep(const struct sweep *sw)
 		if (!reached)
 			break;
 		if (rc) {
-			failed++;
+			failed += rc == -ENOMEM;
 			snprintf(what, sizeof(what), "%s, allocation %d fails: -ENOMEM", sw->name, k);
-			UNIT_EQ_INT(rc, -ENOMEM, what);
+			if (sw->also && rc == sw->also)
+				UNIT_TRUE(1, what);
+			else
+				UNIT_EQ_INT(rc, -ENOMEM, what);
 		}
 		snprintf(what, sizeof(what), "%s, allocation %d %s: nothing left allocated",
 			 sw->name, k, rc ? "fails" : "not needed");
@@ -282,7 +286,7 @@ static int notes_run(void *ctx)
 static void test_usdt_notes_read(void)
 {
 	struct elf_obj *eo = NULL;
-	struct sweep sw = { "usdt_notes_read", NULL, notes_run, NULL, NULL, 4 };
+	struct sweep sw = { "usdt_notes_read", NULL, notes_run, NULL, NULL, 4, 0 };
 
 	DTRACE_PROBE1(nomem, one, 1);
 	DTRACE_PROBE2(nomem, two, 1, 2);
@@ -324,7 +328,7 @@ static int syms_run(void *ctx)
 static void test_func_syms_read(void)
 {
 	static struct syms_ctx c;
-	struct sweep sw = { "func_syms_read", NULL, syms_run, NULL, &c, 3 };
+	struct sweep sw = { "func_syms_read", NULL, syms_run, NULL, &c, 3, 0 };
 
 	if (elf_obj_open("/proc/self/exe", 0, &c.eo)) {
 		UNIT_TRUE(0, "func_syms_read: this binary opens");
@@ -334,6 +338,30 @@ static void test_func_syms_read(void)
 	UNIT_TRUE(c.want > 20, "func_syms_read: more than 20 functions here");
 	sweep(&sw);
 	elf_obj_close(c.eo);
+}
+
+/* elf_obj_open of this binary (libelf's allocations are counted too).
+ * libelf says "out of memory" for most of its own failures (-ENOMEM
+ * here, not a corrupt file: elf.c elf_failed) but "invalid operand" for
+ * one of them (elfutils 0.188): -ENOEXEC is let through for that one. */
+static int eo_run(void *ctx)
+{
+	struct elf_obj *eo = NULL;
+	int rc = elf_obj_open("/proc/self/exe", 0, &eo);
+
+	(void)ctx;
+	if (!rc)
+		elf_obj_close(eo);
+	else
+		UNIT_TRUE(eo == NULL, "elf_obj_open: a failure leaves *out NULL");
+	return rc;
+}
+
+static void test_elf_obj_open(void)
+{
+	struct sweep sw = { "elf_obj_open", NULL, eo_run, NULL, NULL, 4, -ENOEXEC };
+
+	sweep(&sw);
 }
 
 /* spec_parse of six operands, one of them symbolic. */
@@ -366,7 +394,7 @@ static int spec_run(void *ctx)
 
 static void test_spec_parse(void)
 {
-	struct sweep sw = { "spec_parse", NULL, spec_run, NULL, NULL, 1 };
+	struct sweep sw = { "spec_parse", NULL, spec_run, NULL, NULL, 1, 0 };
 
 	sweep(&sw);
 }
@@ -450,7 +478,7 @@ static int rec_run(void *ctx)
 static void test_stash_record_parse(void)
 {
 	static struct rec_ctx c = { .id = { 4242, 777 } };
-	struct sweep sw = { "stash_record_parse", rec_prepare, rec_run, NULL, &c, 2 };
+	struct sweep sw = { "stash_record_parse", rec_prepare, rec_run, NULL, &c, 2, 0 };
 	char group[64], event[96];
 	size_t len;
 
@@ -467,7 +495,7 @@ static void test_stash_record_parse(void)
 static void test_procmaps_parse(void)
 {
 	struct pm_ctx c = { NULL };
-	struct sweep sw = { "procmaps_parse", pm_prepare, pm_run, pm_after, &c, 3 };
+	struct sweep sw = { "procmaps_parse", pm_prepare, pm_run, pm_after, &c, 3, 0 };
 
 	sweep(&sw);
 }
@@ -486,6 +514,7 @@ int main(void)
 		test_stash_record_parse();
 		test_func_syms_read();
 		test_spec_parse();
+		test_elf_obj_open();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
