@@ -88,7 +88,7 @@ struct follow {
 	int                fw_nreqs;
 	struct fw_obj     *fw_objs;
 	size_t             fw_nobjs, fw_capobjs;
-	struct bpf_link   *fw_links[3];     /* the tracepoints */
+	struct bpf_link   *fw_links[4];     /* fork, exit, exec twice */
 	int                fw_nlinks;
 	int                fw_ndlhooks;
 	int                fw_stopping;
@@ -156,6 +156,11 @@ static int add_link(struct follow *f, struct bpf_link *link, const char *what)
 
 		pc_err("follow: cannot attach %s: %s", what, pc_strerror(-err));
 		return err;
+	}
+	if (f->fw_nlinks >= (int)(sizeof(f->fw_links) / sizeof(f->fw_links[0]))) {
+		bpf_link__destroy(link);
+		pc_err("follow: cannot attach %s: no room for its link", what);
+		return -E2BIG;
 	}
 	f->fw_links[f->fw_nlinks++] = link;
 	return 0;
@@ -454,7 +459,9 @@ int follow_start(struct follow *f, struct pc_session *s, pid_t root)
 	else
 		err = pids_add(&procs, root);
 	if (!err && f->fw_nreqs)
-		err = add_link(f, bpf_program__attach(skel->progs.pc_exec),
+		err = add_link(f, bpf_program__attach(skel->progs.pc_exec_seen),
+			       "sched_process_exec") ?:
+		      add_link(f, bpf_program__attach(skel->progs.pc_exec),
 			       "sched_process_exec") ?: mark_resolved(f);
 	/* Twice: the second pass sees what was mapped during the first,
 	 * before the linker hook was there. */
@@ -479,6 +486,23 @@ void follow_stop(struct follow *f)
 }
 
 #define ULL(x) ((unsigned long long)(x))
+
+/*
+ * Execs of followed processes whose barrier did not run: those the second
+ * exec program counted beyond the barriers taken.  The kernel's skips
+ * (recursion_misses) count every process's execs; only when the second
+ * program was skipped too can the counts not be trusted, and then every
+ * skipped barrier is taken as a followed process's.
+ */
+static uint64_t exec_missed(struct pc_session *s, const struct session_skipped *k)
+{
+	uint64_t seen = session_counter(s, PC_CNT_EXEC_SEEN);
+	uint64_t stops = session_counter(s, PC_CNT_EXEC_STOPS);
+
+	if (k->sk_exec_seen)
+		return k->sk_exec + session_counter(s, PC_CNT_SKIP_EXEC);
+	return seen > stops ? seen - stops : 0;
+}
 
 /* The follow line's tail when PROBECHECK_SKIP_TP emulated skips: kept
  * apart from the kernel's own (K6), which can come on top of them. */
@@ -544,11 +568,13 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 		       ULL(k.sk_fork), ULL(k.sk_emul_fork), ULL(filtered));
 		bad = -1;
 	}
-	if (f->fw_nreqs && k.sk_exec) {
-		pc_err("follow: the kernel skipped %llu runs of the exec "
-		       "barrier (K6): a process that exec'd then was searched "
-		       "only at its dynamic linker's barrier, a static one not "
-		       "at all", ULL(k.sk_exec));
+	if (f->fw_nreqs && exec_missed(s, &k)) {
+		pc_err("follow: the exec barrier did not run for %llu execs of "
+		       "followed processes (K6: the kernel skipped %llu runs "
+		       "of it, %llu emulated): a process that exec'd then was "
+		       "searched only at its dynamic linker's barrier, a static "
+		       "one not at all", ULL(exec_missed(s, &k)), ULL(k.sk_exec),
+		       ULL(session_counter(s, PC_CNT_SKIP_EXEC)));
 		bad = -1;
 	}
 	return bad;

@@ -138,9 +138,11 @@ static void session_select_progs(struct pc_session *s, unsigned progs)
 				  !!(progs & SESSION_PROG_FOLLOW));
 	bpf_program__set_autoload(skel->progs.pc_exec,
 				  !!(progs & SESSION_PROG_EXEC));
+	bpf_program__set_autoload(skel->progs.pc_exec_seen,
+				  !!(progs & SESSION_PROG_EXEC));
 }
 
-/* PROBECHECK_SKIP_TP=fork,exit: pc_skip_tp (pc_bpf.h), else 0. */
+/* PROBECHECK_SKIP_TP=fork,exit,exec: pc_skip_tp (pc_bpf.h), else 0. */
 static int skip_tp(__u32 *bits)
 {
 	const char *env = getenv("PROBECHECK_SKIP_TP");
@@ -155,9 +157,11 @@ static int skip_tp(__u32 *bits)
 			*bits |= PC_SKIP_FORK;
 		else if (!strcmp(tok, "exit"))
 			*bits |= PC_SKIP_EXIT;
+		else if (!strcmp(tok, "exec"))
+			*bits |= PC_SKIP_EXEC;
 		else {
-			pc_err("bpf: PROBECHECK_SKIP_TP='%s': '%s' is not fork "
-			       "or exit", env, tok);
+			pc_err("bpf: PROBECHECK_SKIP_TP='%s': '%s' is not fork, "
+			       "exit or exec", env, tok);
 			return -EINVAL;
 		}
 	}
@@ -449,6 +453,7 @@ void session_skipped(struct pc_session *s, struct session_skipped *k)
 	k->sk_fork = prog_misses(s->ps_skel->progs.pc_fork);
 	k->sk_exit = prog_misses(s->ps_skel->progs.pc_exit);
 	k->sk_exec = prog_misses(s->ps_skel->progs.pc_exec);
+	k->sk_exec_seen = prog_misses(s->ps_skel->progs.pc_exec_seen);
 	k->sk_emul_fork = counter_sum(s, PC_CNT_SKIP_FORK);
 	k->sk_emul_exit = counter_sum(s, PC_CNT_SKIP_EXIT);
 }

@@ -98,6 +98,7 @@ int session_site_counts(struct pc_session *s, __u32 id,
 /* Runs of the follow tracepoint programs the kernel skipped (K6). */
 struct session_skipped {
 	uint64_t sk_fork, sk_exit, sk_exec;	/* by the kernel (K6) */
+	uint64_t sk_exec_seen;			/* pc_exec_seen's, likewise */
 	uint64_t sk_emul_fork, sk_emul_exit;	/* PROBECHECK_SKIP_TP */
 };
 void session_skipped(struct pc_session *s, struct session_skipped *k);

@@ -167,6 +167,25 @@ pids_of() {
 	assert_summary 5
 }
 
+# PROBECHECK_SKIP_TP=exec makes the exec barrier skip every followed
+# process's exec, as K6 does at random; a second program counts them.
+@test "follow.skipped-exec-said: --follow with PATH '*': execs of followed processes whose barrier the program skipped are counted and said: exit 1; a static image then goes untraced" {
+	pc_probecheck_only "its exec-skip emulation (PROBECHECK_SKIP_TP)"
+	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private fx_one)
+	fxs=$(private fx_static "$(fx_bin static)")
+	PROBECHECK_SKIP_TP=exec run -1 --separate-stderr pc trace --json --follow \
+		-c "$fx --oracle $o fire:fx:a1:1 exec:$fxs [ fire:1 ]" "usdt:$fx:fx:a1" 'usdt:*:fxv:hit'
+	printf '%s\n' "$output" >"$t"
+	# The fixture's own hit, not the static image's.
+	[[ $(grep -c '"probe":"fx:a1"' "$t") == 1 && $(grep -c '"probe":"fxv:hit"' "$t") == 0 ]] ||
+		fail "expected fx:a1 once and no fxv:hit: $output"
+	# The command's exec of the shell, the shell's of the fixture and the
+	# fixture's of the static image.
+	[[ $stderr == *"follow: the exec barrier did not run for 3 execs of followed processes (K6: the kernel skipped "*" runs of it, 3 emulated)"* ]] ||
+		fail "not said: $stderr"
+}
+
 @test "follow.star-pid-exec: --follow -p with PATH '*': a process and its child, both started before the tracer, exec another binary" {
 	requires tracer:follow tracer:star tracer:pid
 	local fx fx2 pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json

@@ -481,7 +481,19 @@ static __noinline int exec_barrier(void)
 {
 	if (!pid_wanted())
 		return 0;
+	if (pc_skip_tp & PC_SKIP_EXEC) {
+		count(PC_CNT_SKIP_EXEC);
+		return 0;
+	}
+	count(PC_CNT_EXEC_STOPS);
 	return stop_and_tell(PC_CTL_EXEC);
+}
+
+static __noinline int exec_seen(void)
+{
+	if (pid_wanted())
+		count(PC_CNT_EXEC_SEEN);
+	return 0;
 }
 
 /* Guarded like fork and exit: a preempted run makes the kernel skip every
@@ -492,6 +504,17 @@ int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
 	return GUARDED(exec_barrier());
+}
+
+/* The same execs counted by a program of its own: the kernel's recursion
+ * guard is per program, so when it skips pc_exec for an exec it almost
+ * always runs this one, and the two counts tell whether a skipped run
+ * was a followed process's (follow.c: follow_verdict). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(pc_exec_seen, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	return GUARDED(exec_seen());
 }
 
 /*
