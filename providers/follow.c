@@ -459,9 +459,12 @@ int follow_start(struct follow *f, struct pc_session *s, pid_t root)
 	else
 		err = pids_add(&procs, root);
 	if (!err && f->fw_nreqs)
-		err = add_link(f, bpf_program__attach(skel->progs.pc_exec_seen),
+		/* The barrier first, its counter after (and destroyed
+		 * before it): an exec in between is a barrier not counted,
+		 * never a count without its barrier. */
+		err = add_link(f, bpf_program__attach(skel->progs.pc_exec),
 			       "sched_process_exec") ?:
-		      add_link(f, bpf_program__attach(skel->progs.pc_exec),
+		      add_link(f, bpf_program__attach(skel->progs.pc_exec_seen),
 			       "sched_process_exec") ?: mark_resolved(f);
 	/* Twice: the second pass sees what was mapped during the first,
 	 * before the linker hook was there. */
