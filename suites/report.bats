@@ -96,8 +96,18 @@ cls() {
 	} >"$BATS_TEST_TMPDIR/integrity.bats"
 	# A clean environment: bats' own variables, and its libexec first in
 	# PATH, would steer the inner run; no fd 3 (the outer run's TAP stream).
+	# Run-suites' scope is kept: beside other suites the inner tests judge
+	# only this suite's objects (without it, another suite's uprobes made
+	# the planted symptom "plus leftovers", 2026-11-27).
+	local -a scope=()
+	local v
+	for v in PROBECHECK_PARALLEL PROBECHECK_SUITE_DIR PROBECHECK_FIXTURES PROBECHECK_STASH \
+		PROBECHECK_RUN_DIR PROBECHECK_CAPS TMPDIR; do
+		if [[ -n ${!v:-} ]]; then scope+=("$v=${!v}"); fi
+	done
 	st=0
 	env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$HOME" PROBECHECK_ROOT="$PROBECHECK_ROOT" PROBECHECK_BUILD="$PROBECHECK_BUILD" \
+		"${scope[@]}" PC_RUN_TAG="$PC_TAG/nested" \
 		bats --tap --print-output-on-failure --report-formatter junit --output "$d/junit" \
 		"$BATS_TEST_TMPDIR/integrity.bats" >"$BATS_TEST_TMPDIR/inner.tap" 2>&1 3>&- || st=$?
 	assert_equal "$st" 1
