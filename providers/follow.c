@@ -532,7 +532,7 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 {
 	struct pc_session *s = f ? f->fw_s : NULL;
 	struct session_skipped k;
-	uint64_t full, lost, late, sk_fork;
+	uint64_t full, lost, late, sk_fork, exec_lost;
 	int bad = 0;
 
 	if (!s)
@@ -571,12 +571,13 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 		       ULL(k.sk_fork), ULL(k.sk_emul_fork), ULL(filtered));
 		bad = -1;
 	}
-	if (f->fw_nreqs && exec_missed(s, &k)) {
+	exec_lost = f->fw_nreqs ? exec_missed(s, &k) : 0;
+	if (exec_lost) {
 		pc_err("follow: the exec barrier did not run for %llu execs of "
 		       "followed processes (K6: the kernel skipped %llu runs "
 		       "of it, %llu emulated): a process that exec'd then was "
 		       "searched only at its dynamic linker's barrier, a static "
-		       "one not at all", ULL(exec_missed(s, &k)), ULL(k.sk_exec),
+		       "one not at all", ULL(exec_lost), ULL(k.sk_exec),
 		       ULL(session_counter(s, PC_CNT_SKIP_EXEC)));
 		bad = -1;
 	}
