@@ -116,7 +116,7 @@ traced_stopped() {
 	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do
 		grep -q -- '--- stopped by SIGSTOP ---' "$ST_LOG" 2>/dev/null && break
 		pc_inv_alive "$ST_PID" || break
-		sleep 0.01	# polling strace's log for the stop, bounded
+		pc_nap 0.01	# polling strace's log for the stop, bounded
 	done
 	_pc_log_file "strace" "$ST_LOG"
 	grep -q -- '--- stopped by SIGSTOP ---' "$ST_LOG" ||
@@ -134,7 +134,7 @@ traced_resume() {
 	kill -CONT "$ST_TRACEE"
 	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do
 		pc_inv_alive "$ST_PID" || break
-		sleep 0.01	# no event to wait on for strace's child, bounded
+		pc_nap 0.01	# no event to wait on for strace's child, bounded
 	done
 	if pc_inv_alive "$ST_PID"; then
 		pc_log "tracer $ST_TRACEE still running after ${PC_TIMEOUT}s: SIGINT"

@@ -48,7 +48,7 @@ kill_mid_detach() {
 	dl=$(_pc_deadline "$PC_TIMEOUT")
 	# No event marks "K fds closed": poll the fd table, bounded.
 	while left=$(perf_fds "$PC_TRACE_PID") && ((left > n - k)) && _pc_before "$dl"; do
-		sleep 0.002
+		pc_nap 0.002
 	done
 	kill -KILL "$PC_TRACE_PID" 2>/dev/null || true
 	LANDED=$left

@@ -299,7 +299,7 @@ result_variant() {
 	cp=$!
 	pc_on_teardown kill -KILL "$cp"
 	while [[ ! -e $d/cr ]] && kill -0 "$cp" 2>/dev/null; do
-		sleep 0.01	# polling its ready file while it lives
+		pc_nap 0.01	# polling its ready file while it lives
 	done
 	if [[ ! -e $d/cr ]]; then
 		wait "$cp" || st=$?

@@ -364,7 +364,7 @@ frozen_tracer() {
 	for ((i = 0; i < PC_TIMEOUT * 100; i++)); do
 		grep -q -- '--- stopped by SIGSTOP ---' "$log" 2>/dev/null && break
 		pc_inv_alive "$st" || break
-		sleep 0.01	# polling strace's log for the stop, bounded
+		pc_nap 0.01	# polling strace's log for the stop, bounded
 	done
 	_pc_log_file "strace" "$log"
 	FROZEN=$(awk '/stopped by SIGSTOP/ { print $1; exit }' "$log")

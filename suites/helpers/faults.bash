@@ -71,7 +71,7 @@ st_tracee() {
 		ST_TRACEE=${ST_TRACEE% }
 		[[ $ST_TRACEE =~ ^[0-9]+$ ]] && return 0
 		pc_inv_alive "$ST_PID" || break
-		sleep 0.01	# strace forks the tracer right away, bounded
+		pc_nap 0.01	# strace forks the tracer right away, bounded
 	done
 	fail "cannot find the tracer under strace: $(cat "$ST_ERRF")"
 }
@@ -90,7 +90,7 @@ st_wait_stopped() {
 	while _pc_before "$dl"; do
 		grep -q -- '--- stopped by SIGSTOP ---' "$ST_LOG" 2>/dev/null && break
 		pc_inv_alive "$ST_PID" || break
-		sleep 0.01	# polling strace's log for the stop, bounded
+		pc_nap 0.01	# polling strace's log for the stop, bounded
 	done
 	grep -q -- '--- stopped by SIGSTOP ---' "$ST_LOG" ||
 		fail "the tracer did not stop where strace was to stop it: $(cat "$ST_ERRF")"
@@ -107,7 +107,7 @@ st_finish() {
 	kill -CONT "$ST_TRACEE" 2>/dev/null || true
 	dl=$(_pc_deadline "$PC_TIMEOUT")
 	while pc_inv_alive "$ST_PID" && _pc_before "$dl"; do
-		sleep 0.01	# no event to wait on for strace's end, bounded
+		pc_nap 0.01	# no event to wait on for strace's end, bounded
 	done
 	if pc_inv_alive "$ST_PID"; then
 		kill -KILL "$ST_TRACEE" 2>/dev/null
