@@ -28,9 +28,12 @@
 # _pc_untrapped below): without the trap while we load.
 _pc_load_trap=$(trap -p DEBUG)
 trap - DEBUG
-_pc_helpers=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Paths without forks: this runs once per test (each $(...) is a fork of
+# a large shell).
+_pc_helpers=${BASH_SOURCE[0]%/*}
+[[ $_pc_helpers == /* ]] || _pc_helpers=$PWD/$_pc_helpers
 # Shared with the harness's runners (harness/lib/README.md).
-_pc_hlib=$(cd "$_pc_helpers/../../harness/lib" && pwd)
+_pc_hlib=$_pc_helpers/../../harness/lib
 . "$_pc_hlib/caps.bash"
 . "$_pc_hlib/invariants.bash"
 
@@ -42,8 +45,12 @@ if [[ ! -r $_pc_lib/bats-support/load.bash || ! -r $_pc_lib/bats-assert/load.bas
 fi
 # run -N / run ! / --separate-stderr: bats 1.5 (Debian 12 has 1.8.2).
 bats_require_minimum_version 1.5.0
-load "$_pc_lib/bats-support/load.bash"
-load "$_pc_lib/bats-assert/load.bash"
+# Their load.bash files source each src/ file through $(dirname ...):
+# 30 forks a test.  They are definitions only, in any order.
+for _pc_f in "$_pc_lib"/bats-support/src/*.bash "$_pc_lib"/bats-assert/src/*.bash; do
+	. "$_pc_f"
+done
+unset _pc_f
 
 : "${PROBECHECK_ROOT:=$(cd "$_pc_helpers/../.." && pwd)}"
 : "${PROBECHECK_BUILD:=$PROBECHECK_ROOT/build}"

@@ -34,6 +34,8 @@ static struct {
 	int after;              /* calls of that name to let through first */
 	int err;                /* errno to fail with; 0: a read of 0 bytes */
 	int hit;                /* the planned failure happened */
+	const char *suffix;     /* read: only of a file whose path ends so */
+	int fd;                 /* that file's descriptor, once opened */
 } plan;
 
 static void fail_call(const char *call, int after, int err)
@@ -42,12 +44,30 @@ static void fail_call(const char *call, int after, int err)
 	plan.after = after;
 	plan.err = err;
 	plan.hit = 0;
+	plan.suffix = NULL;
+	plan.fd = -1;
 }
 
-/* Whether this call of @call is the planned one. */
-static int planned(const char *call)
+/* A read of the file whose path ends with @suffix fails as planned. */
+static void fail_read_of(const char *suffix, int err)
+{
+	fail_call("read", 0, err);
+	plan.suffix = suffix;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* Whether this call of @call (on @fd, -1: any) is the planned one. */
+static int planned_on(const char *call, int fd)
 {
 	if (!plan.call || strcmp(plan.call, call))
+		return 0;
+	if (plan.suffix && fd != plan.fd)
 		return 0;
 	if (plan.after-- > 0)
 		return 0;
@@ -56,15 +76,25 @@ static int planned(const char *call)
 	return 1;
 }
 
+static int planned(const char *call)
+{
+	return planned_on(call, -1);
+}
+
 static int open_common(const char *call, const char *path, int flags, va_list ap)
 {
 	mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
 
-	if (planned(call)) {
+	int fd;
+
+	if (!plan.suffix && planned(call)) {
 		errno = plan.err;
 		return -1;
 	}
-	return syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	fd = syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	if (plan.suffix && plan.call && ends_with(path, plan.suffix))
+		plan.fd = fd;
+	return fd;
 }
 
 int open(const char *path, int flags, ...)
@@ -83,7 +113,7 @@ int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
 ssize_t read(int fd, void *buf, size_t n)
 {
-	if (planned("read")) {
+	if (planned_on("read", fd)) {
 		if (!plan.err)
 			return 0;
 		errno = plan.err;
@@ -252,11 +282,105 @@ static void test_stash_record_write(void)
 	UNIT_EQ_INT(rmdir(stash), 0, "the stash directory removed");
 }
 
+/*
+ * tracefs: the event id read after an entry is created.  An id file that
+ * reads empty (the entry went between write and read) or fails gives the
+ * error with the file named, and tfs_release takes the entry out of
+ * uprobe_events and the stash: nothing of ours is left.
+ */
+static int in_uprobe_events(const char *group)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen("/sys/kernel/tracing/uprobe_events", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		found |= !!strstr(line, group);
+	fclose(f);
+	return found;
+}
+
+/* tfs_perf_open with the id file's read failing with @err (0: empty);
+ * what it printed into @msg. */
+static int id_fails(const struct site *st, int err, char *msg, size_t len)
+{
+	char path[64];
+	struct tfs_entry *ent = NULL;
+	int rc, fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/tmp/pc-sysfail-err.%d", (int)getpid());
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	fail_read_of("/id", err);
+	rc = tfs_perf_open(st, getpid(), &ent);
+	UNIT_TRUE(plan.hit, "the planned read of the id file happened");
+	plan.call = NULL;
+	UNIT_TRUE(ent == NULL, "no entry handed out");
+	tfs_release(&ent, 1);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, msg, len - 1, 0);
+	msg[n > 0 ? n : 0] = '\0';
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+static void test_tracefs_event_id(void)
+{
+	struct tracer_id self;
+	char exe[64], dir[64], group[64], msg[1024], want[160];
+	struct site st = { 0 };
+	int rc;
+
+	if (access("/sys/kernel/tracing/uprobe_events", W_OK) || stash_self(&self)) {
+		UNIT_TRUE(1, "tracefs event id # SKIP /sys/kernel/tracing/uprobe_events not writable");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/tmp/pc-sysfail-stash.%d", (int)getpid());
+	snprintf(exe, sizeof(exe), "/tmp/pc-sysfail-true.%d", (int)getpid());
+	if (mkdir(dir, 0700) || setenv("PROBECHECK_STASH", dir, 1) ||
+	    system("cp /bin/true /tmp/pc-sysfail-true.$PPID") != 0) {
+		UNIT_TRUE(0, "a stash and an executable of our own");
+		return;
+	}
+	tfs_group_name(&self, group, sizeof(group));
+	st.st_path = st.st_open_path = exe;
+	st.st_provider = "fx";
+	st.st_name = "id";
+	st.st_args = "";
+	st.st_off = 0x1000;
+	UNIT_EQ_INT(tfs_prepare(&st, 1), 0, "tfs_prepare: the entry named and recorded");
+
+	rc = id_fails(&st, 0, msg, sizeof(msg));
+	UNIT_EQ_INT(rc, -EIO, "an id file that reads empty: -EIO");
+	snprintf(want, sizeof(want), "/events/%s/", group);
+	UNIT_TRUE(strstr(msg, want) && strstr(msg, "/id': ") && strstr(msg, strerror(EIO)),
+		  "the message names the id file and the I/O error");
+	UNIT_EQ_INT(in_uprobe_events(group), 0, "the entry is out of uprobe_events");
+
+	UNIT_EQ_INT(tfs_prepare(&st, 1), 0, "tfs_prepare again");
+	rc = id_fails(&st, EACCES, msg, sizeof(msg));
+	UNIT_EQ_INT(rc, -EACCES, "an id file whose read fails with EACCES: -EACCES");
+	UNIT_TRUE(strstr(msg, strerror(EACCES)) != NULL, "the message says why");
+	UNIT_EQ_INT(in_uprobe_events(group), 0, "the entry is out of uprobe_events again");
+
+	UNIT_EQ_INT(rmdir(dir), 0, "nothing left in the stash (the directory removed)");
+	unlink(exe);
+}
+
 int main(void)
 {
 	if (calls_are_ours()) {
 		test_proc_stat_read();
 		test_stash_record_write();
+		test_tracefs_event_id();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
