@@ -180,7 +180,7 @@ int install_check_pid(const struct site_set *ss, size_t first, pid_t pid)
 	unsigned char *only = calloc(n ? n : 1, 1);
 	int *fds = malloc((n ? n : 1) * sizeof(*fds));
 	struct pm_objects pm = { NULL, 0 };
-	int err = only && fds ? procmaps_read(pid, 0, &pm) : -ENOMEM, any = 0;
+	int err = only && fds ? procmaps_read(pid, PM_NOBIAS, &pm) : -ENOMEM, any = 0;
 
 	for (; k < n && !err; k++) {
 		const struct site *st = &ss->ss_v[first + k];

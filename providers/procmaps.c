@@ -219,7 +219,8 @@ int procmaps_parse(FILE *f, pid_t pid, unsigned flags, const char *name,
 	return 0;
 }
 
-/* Cheap magic check so non-ELF mappings are skipped without an error. */
+/* Cheap magic check so non-ELF mappings are skipped without an error:
+ * 1, 0 (not ELF, unreadable), -ENOMEM (stdio could not allocate). */
 static int pm_is_elf(const char *path)
 {
 	unsigned char id[SELFMAG];
@@ -227,26 +228,30 @@ static int pm_is_elf(const char *path)
 	int ok;
 
 	if (!f)
-		return 0;
+		return errno == ENOMEM ? -ENOMEM : 0;
 	ok = fread(id, 1, sizeof(id), f) == sizeof(id) &&
 	     !memcmp(id, ELFMAG, SELFMAG);
 	fclose(f);
 	return ok;
 }
 
-/* 0: keep @po with its bias set; 1: drop it. */
+/* 0: keep @po with its bias set; 1: drop it; -ENOMEM. */
 static int pm_object_bias(pid_t pid, int quiet, struct pm_object *po)
 {
 	struct elf_obj *eo;
-	int err;
+	int err = pm_is_elf(po->po_open_path);
 
-	if (!pm_is_elf(po->po_open_path)) {
+	if (err < 0)
+		return err;
+	if (!err) {
 		pc_dbg("procmaps: pid %d: skipping '%s': not ELF or unreadable",
 		       (int)pid, po->po_path);
 		return 1;
 	}
-	if (elf_obj_open(po->po_open_path, quiet ? ELF_QUIET : 0, &eo))
-		return 1;
+	/* Out of memory is ours, not the object's: the process is not read. */
+	err = elf_obj_open(po->po_open_path, quiet ? ELF_QUIET : 0, &eo);
+	if (err)
+		return err == -ENOMEM ? err : 1;
 	err = elf_obj_load_bias(eo, po->po_start, po->po_off, &po->po_bias);
 	elf_obj_close(eo);
 	if (err) {
@@ -276,12 +281,21 @@ int procmaps_read(pid_t pid, unsigned flags, struct pm_objects *out)
 	}
 	err = procmaps_parse(f, pid, flags, path, out);
 	fclose(f);
-	if (err)
+	if (err || (flags & PM_NOBIAS))
 		return err;
 	for (i = 0; i < out->po_n; i++) {
 		struct pm_object *po = &out->po_v[i];
 
-		if (pm_object_bias(pid, quiet, po)) {
+		err = pm_object_bias(pid, quiet, po);
+		if (err < 0) {
+			pc_err_unless(quiet, "procmaps: pid %d: %s", (int)pid, pc_strerror(-err));
+			while (i < out->po_n)
+				pm_object_clear(&out->po_v[i++]);
+			out->po_n = n;
+			procmaps_free(out);
+			return err;
+		}
+		if (err) {
 			pm_object_clear(po);
 			continue;
 		}

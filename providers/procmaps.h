@@ -30,6 +30,13 @@ struct pm_objects {
 
 /* A process that may be gone by now: no message about it. */
 #define PM_QUIET 1u
+/*
+ * Which objects are mapped, not where: no object is opened for its load
+ * bias (po_bias 0) and none is dropped for not being ELF.  libelf turns
+ * some allocation failures into "corrupt ELF file", which would drop an
+ * object the process does map.
+ */
+#define PM_NOBIAS 2u
 /* 0, -ESRCH (no such process), or -errno with a message unless PM_QUIET. */
 int  procmaps_read(pid_t pid, unsigned flags, struct pm_objects *out);
 void procmaps_free(struct pm_objects *o);

@@ -20,9 +20,12 @@
 #include "attach_tracefs.h"
 #include "elf.h"
 #include "follow.h"
+#include "install_check.h"
+#include "log.h"
 #include "note.h"
 #include "procmaps.h"
 #include "provider.h"
+#include "site.h"
 #include "spec.h"
 #include "stash.h"
 #include "symbols.h"
@@ -499,6 +502,70 @@ static void test_procmaps_parse(void)
 
 	sweep(&sw);
 }
+
+/*
+ * The install check: install_check_here maps each object once and reads
+ * its sites (no uprobe here: each reads as dropped, -PC_ENOTSUPP, the
+ * verdict a run must keep); install_check_pid reads the target's maps
+ * first (our own pid: every object mapped, nothing to check, 0).  An
+ * allocation failure is -ENOMEM, never a verdict on the sites: with the
+ * objects opened for their bias, libelf's "corrupt ELF file" on a failed
+ * allocation dropped our own executable from our maps, and the check
+ * probed it as an object we did not map (PM_NOBIAS, procmaps.h).
+ */
+static void ic_add(struct site_set *ss, const char *path, uint64_t off)
+{
+	struct site *st = site_set_add(ss);
+
+	if (!st)
+		return;
+	st->st_path = strdup(path);
+	st->st_open_path = strdup(path);
+	st->st_provider = strdup("unit");
+	st->st_name = strdup("site");
+	st->st_args = strdup("");
+	st->st_off = off;
+}
+
+static int ic_here_run(void *ctx)
+{
+	int rc;
+
+	unit_quiet(1);
+	rc = install_check_here(ctx, 0, NULL);
+	unit_quiet(0);
+	return rc == -PC_ENOTSUPP ? 0 : rc ? rc : -EINVAL;
+}
+
+static int ic_pid_run(void *ctx)
+{
+	int rc;
+
+	unit_quiet(1);
+	rc = install_check_pid(ctx, 0, getpid());
+	unit_quiet(0);
+	return rc;
+}
+
+static void test_install_check(void)
+{
+	struct site_set ss = { 0 };
+	struct sweep here = { "install_check_here", NULL, ic_here_run, NULL, &ss, 1, 0 };
+	struct sweep pid = { "install_check_pid", NULL, ic_pid_run, NULL, &ss, 2, 0 };
+
+	/* Objects we map (an unmapped one would be probed in the kernel). */
+	ic_add(&ss, "/proc/self/exe", 0x40);
+	ic_add(&ss, "/proc/self/exe", 0x80);
+	ic_add(&ss, "/proc/self/exe", 0xc0);
+	if (ss.ss_n != 3) {
+		UNIT_TRUE(0, "install check: a site set of three");
+		site_set_free(&ss);
+		return;
+	}
+	sweep(&here);
+	sweep(&pid);
+	site_set_free(&ss);
+}
 #endif
 
 int main(void)
@@ -515,6 +582,7 @@ int main(void)
 		test_func_syms_read();
 		test_spec_parse();
 		test_elf_obj_open();
+		test_install_check();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
