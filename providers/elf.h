@@ -22,6 +22,8 @@ struct elf_obj {
 	size_t  eo_nphdr;
 	GElf_Phdr *eo_phdrs;    /* copy of the program headers */
 	int     eo_quiet;       /* opened with ELF_QUIET */
+	int     eo_hush;        /* first attempt of elf_obj_open: libelf's
+				 * "corrupt" is not reported yet (elf.c) */
 };
 
 /* The caller tries an object that need not qualify ('*', a process's
@@ -35,6 +37,12 @@ int  elf_obj_open(const char *path, unsigned flags, struct elf_obj **out);
 void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void elf_obj_close(struct elf_obj *eo);
+/*
+ * Whether libelf's error @err (an elf_errno() value) is out of memory:
+ * a NULL from elf_getdata or elf_strptr is then ours to report as
+ * -ENOMEM, not a section or name the file lacks.
+ */
+int  elf_lib_oom(int err);
 /* The opened file's device (the kernel's encoding, (major << 20) | minor)
  * and inode: the file a uprobe on it is keyed by.  0 or -errno. */
 int  elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino);

@@ -217,9 +217,10 @@ int usdt_notes_read(struct elf_obj *eo, struct usdt_notes *out)
 		if (err)
 			goto fail;
 	}
-	if (elf_errno()) {
-		elf_obj_err(eo, "usdt: \'%s\': .note.stapsdt: %s", eo->eo_path, elf_errmsg(-1));
-		err = -EBADMSG;
+	err = elf_errno();
+	if (err) {
+		elf_obj_err(eo, "usdt: \'%s\': .note.stapsdt: %s", eo->eo_path, elf_errmsg(err));
+		err = elf_lib_oom(err) ? -ENOMEM : -EBADMSG;
 		goto fail;
 	}
 	return 0;

@@ -89,7 +89,8 @@ static int object_sites(const struct target_obj *ob, const char *prov,
 	if (!err)
 		err = usdt_notes_read(eo, &notes);
 	if (err) {
-		if (ob->ob_quiet)
+		/* Out of memory says nothing about the object: not skipped. */
+		if (ob->ob_quiet && err != -ENOMEM)
 			err = 0;
 		goto out;
 	}

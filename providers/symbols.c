@@ -82,22 +82,36 @@ static int sym_hidden_version(Elf_Data *versym, size_t i)
 	       (v & 0x8000);    /* VERSYM_HIDDEN */
 }
 
+/* A string table or version section libelf could not load: ours to say,
+ * not a symbol the file lacks. */
+static int syms_oom(const struct elf_obj *eo)
+{
+	elf_obj_err(eo, "pid: '%s': symbol table: out of memory", eo->eo_path);
+	return -ENOMEM;
+}
+
 /* Every kept function of one symbol table section. */
 static int syms_read_table(struct elf_obj *eo, Elf_Scn *scn,
 			   const GElf_Shdr *sh, size_t shstrndx,
 			   struct func_syms *out)
 {
-	Elf_Data *d = elf_getdata(scn, NULL), *versym = NULL;
+	Elf_Data *d, *versym = NULL;
 	size_t n;
 	int err;
 
+	elf_errno();	/* drop a stale error: each NULL below is asked */
+	d = elf_getdata(scn, NULL);
 	if (!sh->sh_entsize || !d) {
+		err = d ? 0 : elf_errno();
 		elf_obj_err(eo, "pid: '%s': unreadable symbol table: %s", eo->eo_path,
-		       d ? "entry size 0" : elf_errmsg(-1));
-		return -ENOEXEC;
+		       d ? "entry size 0" : elf_errmsg(err));
+		return elf_lib_oom(err) ? -ENOMEM : -ENOEXEC;
 	}
-	if (sh->sh_type == SHT_DYNSYM)
+	if (sh->sh_type == SHT_DYNSYM) {
 		versym = syms_versym(eo, scn);
+		if (!versym && elf_lib_oom(elf_errno()))
+			return syms_oom(eo);
+	}
 	n = d->d_size / sh->sh_entsize;
 	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -108,6 +122,8 @@ static int syms_read_table(struct elf_obj *eo, Elf_Scn *scn,
 		    sym_hidden_version(versym, i))
 			continue;
 		name = elf_strptr(eo->eo_elf, sh->sh_link, sym.st_name);
+		if (!name && elf_lib_oom(elf_errno()))
+			return syms_oom(eo);
 		if (!name || !*name || !sym_section_ok(eo, shstrndx, &sym))
 			continue;
 		err = syms_add(out, name, &sym);
@@ -158,8 +174,9 @@ int func_syms_read(struct elf_obj *eo, struct func_syms *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
+	elf_errno();
 	if (elf_getshdrstrndx(eo->eo_elf, &shstrndx))
-		return 0;       /* no sections: no symbols */
+		return elf_lib_oom(elf_errno()) ? syms_oom(eo) : 0;  /* no sections: no symbols */
 	while (!err && (scn = elf_nextscn(eo->eo_elf, scn))) {
 		GElf_Shdr sh;
 

@@ -504,6 +504,86 @@ static void test_procmaps_parse(void)
 }
 
 /*
+ * A provider resolving a probe into sites (target_resolve, the notes or
+ * the symbol table, the operands): in a file, in a process (its maps
+ * read before, not counted), and '*' (every object the process maps,
+ * each one quiet).  A failed allocation is -ENOMEM (or libelf's
+ * -ENOEXEC, elf_obj_open above); a success is whole: every site.
+ */
+struct res_ctx {
+	const char *text;
+	struct target tg;
+	int want;               /* sites a success must give */
+	struct probe_req req;
+};
+
+static void res_prepare(void *ctx)
+{
+	struct res_ctx *c = ctx;
+
+	if (probe_req_parse(c->text, &c->req))
+		memset(&c->req, 0, sizeof(c->req));
+}
+
+static int res_run(void *ctx)
+{
+	struct res_ctx *c = ctx;
+	const struct provider *pv = provider_find(c->req.pr_kind ? c->req.pr_kind : "");
+	struct site_set out = { 0 };
+	char what[200];
+	int rc;
+
+	if (!pv)
+		return -EINVAL;
+	unit_quiet(1);
+	rc = pv->pv_resolve(&c->req, &c->tg, &out);
+	unit_quiet(0);
+	if (rc >= 0) {
+		snprintf(what, sizeof(what), "%s%s: all %d sites, none dropped (%zu)",
+			 c->text, c->tg.tg_pid ? " (in a process)" : "", c->want, out.ss_n);
+		UNIT_TRUE(rc == c->want && (int)out.ss_n == c->want, what);
+		rc = 0;
+	}
+	site_set_free(&out);
+	return rc;
+}
+
+static void res_after(void *ctx)
+{
+	probe_req_free(&((struct res_ctx *)ctx)->req);
+}
+
+static void resolve_sweep(const char *text, const struct pm_objects *maps, int want)
+{
+	struct res_ctx c = { text, { maps ? getpid() : 0, maps }, want, { 0 } };
+	struct sweep sw = { text, res_prepare, res_run, res_after, &c, 3, -ENOEXEC };
+
+	sweep(&sw);
+}
+
+/* The pid provider's probe: a function of our own the compiler keeps. */
+__attribute__((noinline, used)) void nomem_pid_target(void)
+{
+	__asm__ volatile("");
+}
+
+static void test_provider_resolve(void)
+{
+	struct pm_objects maps = { 0 };
+
+	if (procmaps_read(getpid(), 0, &maps)) {
+		UNIT_TRUE(0, "provider resolve: our own maps");
+		return;
+	}
+	resolve_sweep("usdt:/proc/self/exe:nomem:*", NULL, 3);
+	resolve_sweep("usdt:/proc/self/exe:nomem:*", &maps, 3);
+	resolve_sweep("usdt:*:nomem:*", &maps, 3);
+	resolve_sweep("pid:/proc/self/exe:nomem_pid_target:entry", NULL, 1);
+	resolve_sweep("pid:/proc/self/exe:nomem_pid_target:entry", &maps, 1);
+	procmaps_free(&maps);
+}
+
+/*
  * The install check: install_check_here maps each object once and reads
  * its sites (no uprobe here: each reads as dropped, -PC_ENOTSUPP, the
  * verdict a run must keep); install_check_pid reads the target's maps
@@ -583,6 +663,7 @@ int main(void)
 		test_spec_parse();
 		test_elf_obj_open();
 		test_install_check();
+		test_provider_resolve();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
