@@ -204,7 +204,8 @@ static int pid_object_sites(const struct target_obj *o, const char *glob,
 	if (!err)
 		err = func_syms_read(eo, &fss);
 	if (err) {
-		if (o->ob_quiet)
+		/* Out of memory says nothing about the object: not skipped. */
+		if (o->ob_quiet && err != -ENOMEM)
 			err = 0;
 		goto out;
 	}
