@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/sdt.h>
 #include "unit.h"
@@ -505,6 +506,76 @@ static void test_procmaps_parse(void)
 }
 
 /*
+ * stash_cleanup of a dead tracer's record (two tracefs entries that are
+ * gone already): a failed allocation is -ENOMEM with the record kept for
+ * the next cleanup; a success removed it.  Never a record removed whose
+ * items were not all undone, never success with the record still there.
+ */
+struct clean_ctx {
+	char dir[64];
+	char rec[96];
+	char items[2][192];
+};
+
+static void clean_prepare(void *ctx)
+{
+	struct clean_ctx *c = ctx;
+	struct tracer_id id = { 4242, 777 };
+	char *v[] = { c->items[0], c->items[1] };
+
+	unit_quiet(1);
+	stash_record_write(&id, v, 2);
+	unit_quiet(0);
+}
+
+static int clean_run(void *ctx)
+{
+	struct clean_ctx *c = ctx;
+	struct stash_report r;
+	int rc, kept;
+
+	rc = stash_cleanup(NULL, 1, &r);
+	kept = !access(c->rec, F_OK);
+	if (!rc)
+		UNIT_TRUE(!kept && r.sr_removed == 1, "stash_cleanup succeeded: the record removed");
+	else if (!kept)
+		UNIT_TRUE(0, "stash_cleanup failed: the record kept for the next one");
+	return rc;
+}
+
+static void clean_after(void *ctx)
+{
+	unlink(((struct clean_ctx *)ctx)->rec);
+}
+
+static void test_stash_cleanup(void)
+{
+	static struct clean_ctx c;
+	struct tracer_id id = { 4242, 777 };
+	struct sweep sw = { "stash_cleanup", clean_prepare, clean_run, clean_after, &c, 3, 0 };
+	char group[64], event[96];
+
+	if (access("/sys/kernel/tracing/uprobe_events", W_OK)) {
+		UNIT_TRUE(1, "stash_cleanup # SKIP uprobe_events is not writable");
+		return;
+	}
+	snprintf(c.dir, sizeof(c.dir), "/tmp/pc-nomem-stash.%d", (int)getpid());
+	snprintf(c.rec, sizeof(c.rec), "%s/4242-777", c.dir);
+	if (mkdir(c.dir, 0700) || setenv("PROBECHECK_STASH", c.dir, 1)) {
+		UNIT_TRUE(0, "stash_cleanup: a stash of our own");
+		return;
+	}
+	tfs_group_name(&id, group, sizeof(group));
+	for (int i = 0; i < 2; i++) {
+		tfs_event_name(0x801, 0x1234, 16 * (uint64_t)(i + 1), 0, 0, event, sizeof(event));
+		snprintf(c.items[i], sizeof(c.items[i]), "tracefs %s/%s", group, event);
+	}
+	sweep(&sw);
+	UNIT_EQ_INT(rmdir(c.dir), 0, "stash_cleanup: nothing left in the stash");
+	unsetenv("PROBECHECK_STASH");
+}
+
+/*
  * A provider resolving a probe into sites (target_resolve, the notes or
  * the symbol table, the operands): in a file, in a process (its maps
  * read before, not counted), and '*' (every object the process maps,
@@ -682,6 +753,7 @@ int main(void)
 		test_elf_obj_open();
 		test_install_check();
 		test_provider_resolve();
+		test_stash_cleanup();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
