@@ -1,0 +1,191 @@
+/*
+ * nomem.h — the allocation countdown of test_nomem and test_nomemprov:
+ * the binary interposes malloc, calloc, realloc and free (glibc lets
+ * an executable do that); they count live allocations and fail the one a
+ * countdown picks.  strdup and strndup are the binary's own too, on top
+ * of that malloc, so the count does not hang on how libc builds them.
+ * Under ASan, and under valgrind (which replaces malloc and free in the
+ * executable too), the allocator is not ours and the tests are skipped;
+ * a self-check at the start finds out.  One binary includes it once.
+ */
+#ifndef PC_NOMEM_H
+#define PC_NOMEM_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define NOMEM_SKIP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NOMEM_SKIP 1
+#endif
+#endif
+
+#ifndef NOMEM_SKIP
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void  __libc_free(void *p);
+
+static long live;               /* allocations not yet freed */
+static long countdown = -1;     /* allocations to let through; -1: all */
+
+/* Whether the next allocation may succeed: the countdown's one fails,
+ * with errno ENOMEM as malloc's own failure sets it (getline and others
+ * tell it from the end of a file by errno). */
+static int may_allocate(void)
+{
+	if (countdown < 0)
+		return 1;
+	if (countdown-- == 0) {
+		countdown = -1;         /* fail once, like a transient ENOMEM */
+		errno = ENOMEM;
+		return 0;
+	}
+	return 1;
+}
+
+void *malloc(size_t size)
+{
+	void *p = may_allocate() ? __libc_malloc(size) : NULL;
+
+	live += p != NULL;
+	return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+	void *p = may_allocate() ? __libc_calloc(n, size) : NULL;
+
+	live += p != NULL;
+	return p;
+}
+
+void *realloc(void *old, size_t size)
+{
+	void *p;
+
+	if (!old)
+		return malloc(size);
+	if (!size) {
+		free(old);
+		return NULL;
+	}
+	p = may_allocate() ? __libc_realloc(old, size) : NULL;
+	if (!p)
+		errno = ENOMEM;         /* @old is untouched, still live */
+	return p;
+}
+
+void free(void *p)
+{
+	live -= p != NULL;
+	__libc_free(p);
+}
+
+char *strndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = malloc(len + 1);
+
+	if (p) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
+}
+
+char *strdup(const char *s)
+{
+	return strndup(s, strlen(s));
+}
+
+/*
+ * Whether calls to malloc and free from another object reach the ones
+ * above (called through pointers the compiler cannot see through, as
+ * the code under test, compiled apart, calls them).
+ */
+static char outbuf[BUFSIZ];
+
+static int allocator_is_ours(void)
+{
+	void *(*volatile m)(size_t) = malloc;
+	void (*volatile f)(void *) = free;
+	long before, taken;
+	void *p;
+
+	/* stdout's buffer, which glibc allocates at the first line of TAP,
+	 * inside whichever sweep prints first: one of ours, set now. */
+	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
+	before = live;
+	p = m(1);
+
+	taken = live - before;
+	f(p);
+	return taken == 1 && live == before;
+}
+
+/*
+ * sweep: fail the k-th allocation of run() for k = 0, 1, ... until run()
+ * makes fewer than k + 1: each failure must be -ENOMEM, or success where
+ * the failure is tolerated (stdio falls back to an unbuffered stream; run()
+ * checks the result is whole), and give back everything.  prepare() (not
+ * counted) makes what run() consumes, run() frees what it made when it
+ * succeeds, after() undoes prepare().  At least @min allocations must have
+ * failed with -ENOMEM (the countdown reached the code).
+ */
+struct sweep {
+	const char *name;
+	void (*prepare)(void *ctx);
+	int (*run)(void *ctx);
+	void (*after)(void *ctx);	/* undoes prepare(), not counted */
+	void *ctx;
+	int min;
+	int also;	/* another error a failure may give (0: none) */
+};
+
+static void sweep(const struct sweep *sw)
+{
+	char what[200];
+	long before;
+	int rc = -ENOMEM, k, failed = 0;
+
+	for (k = 0; k < 256; k++) {
+		int reached;
+
+		before = live;	/* what prepare() makes, after() frees */
+		if (sw->prepare)
+			sw->prepare(sw->ctx);
+		countdown = k;
+		rc = sw->run(sw->ctx);
+		reached = countdown == -1;	/* the k-th allocation was made */
+		countdown = -1;
+		if (sw->after)
+			sw->after(sw->ctx);
+		if (!reached)
+			break;
+		if (rc) {
+			failed += rc == -ENOMEM;
+			snprintf(what, sizeof(what), "%s, allocation %d fails: -ENOMEM", sw->name, k);
+			if (sw->also && rc == sw->also)
+				UNIT_TRUE(1, what);
+			else
+				UNIT_EQ_INT(rc, -ENOMEM, what);
+		}
+		snprintf(what, sizeof(what), "%s, allocation %d %s: nothing left allocated",
+			 sw->name, k, rc ? "fails" : "not needed");
+		UNIT_EQ_INT(live - before, 0, what);
+	}
+	snprintf(what, sizeof(what), "%s succeeds once allocations do (%d made)", sw->name, k);
+	UNIT_EQ_INT(rc, 0, what);
+	snprintf(what, sizeof(what), "%s: at least %d allocations were made to fail",
+		 sw->name, sw->min);
+	UNIT_TRUE(failed >= sw->min, what);
+}
+#endif
+
+#endif

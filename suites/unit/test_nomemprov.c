@@ -1,0 +1,275 @@
+/*
+ * test_nomemprov.c — out-of-memory paths of what is built on the readers
+ * (nomem.h's countdown): the install check, providers resolving a probe
+ * into sites, the stash cleanup.  Each failure is -ENOMEM, never an
+ * answer about the program: a site "not installed", an object skipped
+ * for having no probes, a record removed that was not undone.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sys/sdt.h>
+#include "nomem.h"
+#include "attach_tracefs.h"
+#include "install_check.h"
+#include "log.h"
+#include "procmaps.h"
+#include "provider.h"
+#include "site.h"
+#include "stash.h"
+
+#ifndef NOMEM_SKIP
+/*
+ * stash_cleanup of a dead tracer's record (two tracefs entries that are
+ * gone already): a failed allocation is -ENOMEM with the record kept for
+ * the next cleanup; a success removed it.  Never a record removed whose
+ * items were not all undone, never success with the record still there.
+ */
+struct clean_ctx {
+	char dir[64];
+	char rec[96];
+	char items[2][192];
+};
+
+static void clean_prepare(void *ctx)
+{
+	struct clean_ctx *c = ctx;
+	struct tracer_id id = { 4242, 777 };
+	char *v[] = { c->items[0], c->items[1] };
+
+	unit_quiet(1);
+	stash_record_write(&id, v, 2);
+	unit_quiet(0);
+}
+
+static int clean_run(void *ctx)
+{
+	struct clean_ctx *c = ctx;
+	struct stash_report r;
+	int rc, kept;
+
+	rc = stash_cleanup(NULL, 1, &r);
+	kept = !access(c->rec, F_OK);
+	if (!rc)
+		UNIT_TRUE(!kept && r.sr_removed == 1, "stash_cleanup succeeded: the record removed");
+	else if (!kept)
+		UNIT_TRUE(0, "stash_cleanup failed: the record kept for the next one");
+	return rc;
+}
+
+static void clean_after(void *ctx)
+{
+	unlink(((struct clean_ctx *)ctx)->rec);
+}
+
+static void test_stash_cleanup(void)
+{
+	static struct clean_ctx c;
+	struct tracer_id id = { 4242, 777 };
+	struct sweep sw = { "stash_cleanup", clean_prepare, clean_run, clean_after, &c, 3, 0 };
+	char group[64], event[96];
+
+	if (access("/sys/kernel/tracing/uprobe_events", W_OK)) {
+		UNIT_TRUE(1, "stash_cleanup # SKIP uprobe_events is not writable");
+		return;
+	}
+	snprintf(c.dir, sizeof(c.dir), "/tmp/pc-nomem-stash.%d", (int)getpid());
+	snprintf(c.rec, sizeof(c.rec), "%s/4242-777", c.dir);
+	if (mkdir(c.dir, 0700) || setenv("PROBECHECK_STASH", c.dir, 1)) {
+		UNIT_TRUE(0, "stash_cleanup: a stash of our own");
+		return;
+	}
+	tfs_group_name(&id, group, sizeof(group));
+	for (int i = 0; i < 2; i++) {
+		tfs_event_name(0x801, 0x1234, 16 * (uint64_t)(i + 1), 0, 0, event, sizeof(event));
+		snprintf(c.items[i], sizeof(c.items[i]), "tracefs %s/%s", group, event);
+	}
+	sweep(&sw);
+	UNIT_EQ_INT(rmdir(c.dir), 0, "stash_cleanup: nothing left in the stash");
+	unsetenv("PROBECHECK_STASH");
+}
+
+/*
+ * A provider resolving a probe into sites (target_resolve, the notes or
+ * the symbol table, the operands): in a file, in a process (its maps
+ * read before, not counted), and '*' (every object the process maps,
+ * each one quiet).  A failed allocation is -ENOMEM (or libelf's
+ * -ENOEXEC, elf_obj_open above); a success is whole: every site.
+ */
+struct res_ctx {
+	const char *text;
+	struct target tg;
+	int want;               /* sites a success must give */
+	struct probe_req req;
+};
+
+static void res_prepare(void *ctx)
+{
+	struct res_ctx *c = ctx;
+
+	if (probe_req_parse(c->text, &c->req))
+		memset(&c->req, 0, sizeof(c->req));
+}
+
+static int res_run(void *ctx)
+{
+	struct res_ctx *c = ctx;
+	const struct provider *pv = provider_find(c->req.pr_kind ? c->req.pr_kind : "");
+	struct site_set out = { 0 };
+	char what[200];
+	int rc;
+
+	if (!pv)
+		return -EINVAL;
+	unit_quiet(1);
+	rc = pv->pv_resolve(&c->req, &c->tg, &out);
+	unit_quiet(0);
+	if (rc >= 0) {
+		snprintf(what, sizeof(what), "%s%s: all %d sites, none dropped (%zu)",
+			 c->text, c->tg.tg_pid ? " (in a process)" : "", c->want, out.ss_n);
+		UNIT_TRUE(rc == c->want && (int)out.ss_n == c->want, what);
+		rc = 0;
+	}
+	site_set_free(&out);
+	return rc;
+}
+
+static void res_after(void *ctx)
+{
+	probe_req_free(&((struct res_ctx *)ctx)->req);
+}
+
+static void resolve_sweep(const char *text, const struct pm_objects *maps, int want)
+{
+	struct res_ctx c = { text, { maps ? getpid() : 0, maps }, want, { 0 } };
+	struct sweep sw = { text, res_prepare, res_run, res_after, &c, 3, -ENOEXEC };
+
+	sweep(&sw);
+}
+
+/* The pid provider's probe: a function of our own the compiler keeps. */
+__attribute__((noinline, used)) void nomem_pid_target(void)
+{
+	__asm__ volatile("");
+}
+
+static void test_provider_resolve(void)
+{
+	struct pm_objects maps = { 0 };
+
+	DTRACE_PROBE1(nomem, one, 1);
+	DTRACE_PROBE2(nomem, two, 1, 2);
+	DTRACE_PROBE3(nomem, three, 1, 2, 3);
+
+	if (procmaps_read(getpid(), 0, &maps)) {
+		UNIT_TRUE(0, "provider resolve: our own maps");
+		return;
+	}
+	resolve_sweep("usdt:/proc/self/exe:nomem:*", NULL, 3);
+	resolve_sweep("usdt:/proc/self/exe:nomem:*", &maps, 3);
+	resolve_sweep("usdt:*:nomem:*", &maps, 3);
+	resolve_sweep("pid:/proc/self/exe:nomem_pid_target:entry", NULL, 1);
+	resolve_sweep("pid:/proc/self/exe:nomem_pid_target:entry", &maps, 1);
+	/* '*' over every object of ours would read libc's thousands of
+	 * symbols per allocation swept: over our executable alone. */
+	{
+		char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		const struct pm_object *po;
+
+		self[n > 0 ? n : 0] = '\0';
+		po = procmaps_find(&maps, self);
+		if (po) {
+			struct pm_objects exe = { (struct pm_object *)po, 1 };
+
+			resolve_sweep("pid:*:nomem_pid_target:entry", &exe, 1);
+		} else {
+			UNIT_TRUE(0, "our executable among our maps");
+		}
+	}
+	procmaps_free(&maps);
+}
+
+/*
+ * The install check: install_check_here maps each object once and reads
+ * its sites (no uprobe here: each reads as dropped, -PC_ENOTSUPP, the
+ * verdict a run must keep); install_check_pid reads the target's maps
+ * first (our own pid: every object mapped, nothing to check, 0).  An
+ * allocation failure is -ENOMEM, never a verdict on the sites: with the
+ * objects opened for their bias, libelf's "corrupt ELF file" on a failed
+ * allocation dropped our own executable from our maps, and the check
+ * probed it as an object we did not map (PM_NOBIAS, procmaps.h).
+ */
+static void ic_add(struct site_set *ss, const char *path, uint64_t off)
+{
+	struct site *st = site_set_add(ss);
+
+	if (!st)
+		return;
+	st->st_path = strdup(path);
+	st->st_open_path = strdup(path);
+	st->st_provider = strdup("unit");
+	st->st_name = strdup("site");
+	st->st_args = strdup("");
+	st->st_off = off;
+}
+
+static int ic_here_run(void *ctx)
+{
+	int rc;
+
+	unit_quiet(1);
+	rc = install_check_here(ctx, 0, NULL);
+	unit_quiet(0);
+	return rc == -PC_ENOTSUPP ? 0 : rc ? rc : -EINVAL;
+}
+
+static int ic_pid_run(void *ctx)
+{
+	int rc;
+
+	unit_quiet(1);
+	rc = install_check_pid(ctx, 0, getpid());
+	unit_quiet(0);
+	return rc;
+}
+
+static void test_install_check(void)
+{
+	struct site_set ss = { 0 };
+	struct sweep here = { "install_check_here", NULL, ic_here_run, NULL, &ss, 1, 0 };
+	struct sweep pid = { "install_check_pid", NULL, ic_pid_run, NULL, &ss, 2, 0 };
+
+	/* Objects we map (an unmapped one would be probed in the kernel). */
+	ic_add(&ss, "/proc/self/exe", 0x40);
+	ic_add(&ss, "/proc/self/exe", 0x80);
+	ic_add(&ss, "/proc/self/exe", 0xc0);
+	if (ss.ss_n != 3) {
+		UNIT_TRUE(0, "install check: a site set of three");
+		site_set_free(&ss);
+		return;
+	}
+	sweep(&here);
+	sweep(&pid);
+	site_set_free(&ss);
+}
+#endif
+
+int main(void)
+{
+#ifdef NOMEM_SKIP
+	UNIT_TRUE(1, "allocation failures # SKIP the sanitizer owns malloc");
+#else
+	if (allocator_is_ours()) {
+		test_install_check();
+		test_provider_resolve();
+		test_stash_cleanup();
+	}
+	else
+		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
+#endif
+	return unit_done();
+}
