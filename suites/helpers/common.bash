@@ -354,14 +354,20 @@ fx_lib() {
 
 # fx_variants: every executable variant built (fixtures/variants.txt).
 fx_variants() {
-	local v
-	if [[ -r $PC_FIXTURES/variants.txt ]]; then
-		while read -r v; do
-			[[ -n $v ]] && echo "${v#fx_}"
-		done <"$PC_FIXTURES/variants.txt"
-		return 0
+	local v all=()
+	if [[ ! -r $PC_FIXTURES/variants.txt ]]; then
+		fail "fx_variants: no '$PC_FIXTURES/variants.txt' (run make)"; return 1
 	fi
-	fail "fx_variants: no '$PC_FIXTURES/variants.txt' (run make)"; return 1
+	while read -r v; do
+		[[ -n $v ]] && all+=("${v#fx_}")
+	done <"$PC_FIXTURES/variants.txt"
+	# PC_VARIANTS: a subset (the core matrix's guests: harness/kernels/matrix).
+	[[ -n ${PC_VARIANTS:-} ]] || { printf '%s\n' "${all[@]}"; return 0; }
+	for v in $PC_VARIANTS; do
+		[[ " ${all[*]} " == *" $v "* ]] ||
+			{ fail "PC_VARIANTS: '$v' is not a build variant (${all[*]})"; return 1; }
+		echo "$v"
+	done
 }
 
 _pc_fx_path() {

@@ -138,7 +138,8 @@ def section(m, cols, root, findings_table=True, issues=()):
            "Guests run under qemu with KVM when a probe boot works (harness/kernels/vm-run, VM_ACCEL),",
            "else `-accel tcg -cpu max`: the boot column says which; TCG times are emulated",
            "time, several times the host's.", "",
-           f"- Commit: `{read_optional(os.path.join(m, 'commit'), 'unknown')}`; suites: {read_optional(os.path.join(m, 'suites'), 'all')}",
+           f"- Commit: `{read_optional(os.path.join(m, 'commit'), 'unknown')}`; suites: {read_optional(os.path.join(m, 'suites'), 'all')}"
+           + (f"; build variants of the variant loops: {v}" if (v := read_optional(os.path.join(m, 'variants'))) else ""),
            f"- Matrix wall time: {secs(read_optional(os.path.join(m, 'wall_s')))}, for a sum of "
            f"{secs(sum(_num(c.row['wall_s']) for c in cols))} of per-kernel time", "",
            "| kernel | release | verdict | attach paths | boot | wall | kernel log |",
