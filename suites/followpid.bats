@@ -13,22 +13,23 @@ PC_REQUIRES=(root uprobe_pmu bpf btf)
 
 FXV=${PC_FOLLOW_VARIANT:-gcc_O2_pie}
 
-# run_as_pid PID CMD...: run CMD (in the foreground) as process PID, which
-# must be free: the next pid is set through ns_last_pid; a fork elsewhere
-# in between takes it, then try again.
+# run_as_pid PID [CMD...]: run CMD (in the foreground) as process PID,
+# which must be free: the next pid is set through ns_last_pid; a fork
+# elsewhere in between takes it, then try again.  Without CMD the process
+# just exits (no exec: only its exit meets the set).
 run_as_pid() {
 	local want=$1 n st
 	shift
 	for ((n = 0; n < 100; n++)); do
 		echo $((want - 1)) >/proc/sys/kernel/ns_last_pid || return 1
 		st=0
-		( [[ $BASHPID == "$want" ]] || exit 99; exec "$@" ) || st=$?
+		( [[ $BASHPID == "$want" ]] || exit 99; (($#)) || exit 0; exec "$@" ) || st=$?
 		((st == 99)) || return "$st"
 	done
 	fail "run_as_pid: could not get pid $want in 100 tries"
 }
 
-@test "followpid.recycled-pid: --follow: a pid recycled after an exit the tracepoint program skipped is not traced: the set knows each process by its start time" {
+@test "followpid.recycled-pid: --follow: a pid recycled after an exit the tracepoint program skipped is not traced, and its exit is no followed exit: the set knows each process by its start time" {
 	pc_probecheck_only "its exit-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json go child
 	fx=$(private fx_stale)
@@ -37,6 +38,9 @@ run_as_pid() {
 		-c "$fx --oracle $o fork [ fire:fx:a0:1 ] ready:$BATS_TEST_TMPDIR/forked wait:$go fire:fx:a0:1" "usdt:$fx:fx:a0"
 	pc_wait_file "$BATS_TEST_TMPDIR/forked"
 	child=$(jq -r 'select(.step == "reap") | .child' "$o")
+	# A process that only exits with that pid finds the entry first: it
+	# is stale (another start time), not a followed process's exit.
+	run_as_pid "$child"
 	# Not a descendant, with the pid of the child that left its entry.
 	run_as_pid "$child" "$fx" --oracle "$o.stranger" fire:fx:a0:3
 	assert_equal "$(pc_count_events "$o.stranger")" 3
