@@ -149,7 +149,7 @@ computed() {
 		assert_summary 4
 		assert_oracle "$o" "$t"
 	done < <(fx_variants)
-	((n >= 12)) || bad+=("only $n variants in variants.txt")
+	((n >= $(fx_variants_want))) || bad+=("only $n variants, expected $(fx_variants_want)")
 	if ((${#bad[@]})); then
 		printf '%s\n' "${bad[@]}" | fail
 	fi

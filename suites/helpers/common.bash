@@ -353,6 +353,16 @@ fx_lib() {
 }
 
 # fx_variants: every executable variant built (fixtures/variants.txt).
+# fx_variants_want: how many variants fx_variants must give: every build
+# (12), or as many as PC_VARIANTS names.
+fx_variants_want() {
+	if [[ -n ${PC_VARIANTS:-} ]]; then
+		wc -w <<<"$PC_VARIANTS"
+	else
+		echo 12
+	fi
+}
+
 fx_variants() {
 	local v all=()
 	if [[ ! -r $PC_FIXTURES/variants.txt ]]; then
