@@ -37,13 +37,14 @@ _ui_gone() {
 	[[ -z $(ui_procs "$1") ]]
 }
 
-# ui_kill MARK: SIGKILL what ui_procs MARK lists (teardown of a failed test).
+# ui_kill MARK: SIGKILL what ui_procs MARK lists, and wait (PC_TIMEOUT at
+# most) until the kernel has ended it.
 ui_kill() {
 	local pid comm
 	while read -r pid comm; do
 		kill -KILL "$pid" 2>/dev/null
 	done < <(ui_procs "$1")
-	return 0
+	pc_wait_until "$PC_TIMEOUT" _ui_gone "$1"
 }
 
 # ui_browser ERRLOG ARGS...: `chromium --headless ARGS` (stdout is the
