@@ -12,21 +12,12 @@
 #include "install_check.h"
 #include "log.h"
 #include "site.h"
+#include "unitsite.h"
 
 static void add(struct site_set *ss, const char *path, uint64_t off)
 {
-	struct site *st = site_set_add(ss);
-
-	if (!st) {
+	if (unit_site_add(ss, path, off))
 		UNIT_TRUE(0, "site_set_add");
-		return;
-	}
-	st->st_path = strdup(path);
-	st->st_open_path = strdup(path);
-	st->st_provider = strdup("unit");
-	st->st_name = strdup("site");
-	st->st_args = strdup("");
-	st->st_off = off;
 }
 
 static void test_one_mapping_per_object(void)

@@ -19,6 +19,7 @@
 #include "procmaps.h"
 #include "provider.h"
 #include "site.h"
+#include "unitsite.h"
 #include "stash.h"
 
 #ifndef NOMEM_SKIP
@@ -203,20 +204,6 @@ static void test_provider_resolve(void)
  * allocation dropped our own executable from our maps, and the check
  * probed it as an object we did not map (PM_NOBIAS, procmaps.h).
  */
-static void ic_add(struct site_set *ss, const char *path, uint64_t off)
-{
-	struct site *st = site_set_add(ss);
-
-	if (!st)
-		return;
-	st->st_path = strdup(path);
-	st->st_open_path = strdup(path);
-	st->st_provider = strdup("unit");
-	st->st_name = strdup("site");
-	st->st_args = strdup("");
-	st->st_off = off;
-}
-
 static int ic_here_run(void *ctx)
 {
 	int rc;
@@ -244,9 +231,9 @@ static void test_install_check(void)
 	struct sweep pid = { "install_check_pid", NULL, ic_pid_run, NULL, &ss, 2, 0 };
 
 	/* Objects we map (an unmapped one would be probed in the kernel). */
-	ic_add(&ss, "/proc/self/exe", 0x40);
-	ic_add(&ss, "/proc/self/exe", 0x80);
-	ic_add(&ss, "/proc/self/exe", 0xc0);
+	unit_site_add(&ss, "/proc/self/exe", 0x40);
+	unit_site_add(&ss, "/proc/self/exe", 0x80);
+	unit_site_add(&ss, "/proc/self/exe", 0xc0);
 	if (ss.ss_n != 3) {
 		UNIT_TRUE(0, "install check: a site set of three");
 		site_set_free(&ss);
