@@ -126,7 +126,7 @@ peek_all() {
 
 # entries PID: how many uprobe_events entries tracer PID's group holds.
 entries() {
-	grep -c "^[pr]:probecheck_$1_" "$PC_TRACEFS/uprobe_events" || true
+	pc_inv_uprobe_all | grep -c "^[pr]:probecheck_$1_" || true
 }
 
 # wait_gone PID: for processes that are not our children (-c's command

@@ -61,7 +61,7 @@ rm_entry() {
 
 # has_entry GROUP/EVENT: the entry exists.
 has_entry() {
-	grep -q "^[pr]:$1 " "$UE"
+	pc_inv_uprobe_all | grep "^[pr]:$1 " >/dev/null
 }
 
 # mk_record NAME LINE...: a record file NAME in the stash with these lines.
@@ -92,19 +92,19 @@ dead_pid() {
 	pc_trace_bg "$BATS_TEST_TMPDIR/t.json" --attach=tracefs -c "$FX wait:$go fire:fx:a0:1" "usdt:$FX:fx:a0"
 	g=probecheck_${PC_TRACE_PID}_$(start_of "$PC_TRACE_PID")
 	rec=$PROBECHECK_STASH/$PC_TRACE_PID-$(start_of "$PC_TRACE_PID")
-	e=$(grep "^p:$g/" "$UE")
+	e=$(pc_inv_uprobe_all | grep "^p:$g/")
 	[[ -n $e && -s $rec ]] || fail "no entry or no record: '$e'"
 	cp "$rec" "$BATS_TEST_TMPDIR/rec.before"
 	run -0 pc cleanup
 	assert_output "cleanup: 0 records removed (0 tracefs entries), 1 live tracer left alone, 0 refused, 0 failed"
 	run -0 --separate-stderr pc list "$FX"
 	assert_equal "$stderr" ""
-	assert_equal "$(grep "^p:$g/" "$UE")" "$e"
+	assert_equal "$(pc_inv_uprobe_all | grep "^p:$g/")" "$e"
 	cmp "$rec" "$BATS_TEST_TMPDIR/rec.before"
 	pc_fifo_write "$go" go
 	pc_trace_wait
 	assert_equal "$PC_TRACE_STATUS" 0
-	run -1 grep "^p:$g/" "$UE"
+	run -1 grep "^p:$g/" <(pc_inv_uprobe_all)
 	[[ ! -e $rec ]] || fail "record left: $(cat "$rec")"
 }
 
@@ -192,7 +192,7 @@ dead_pid() {
 	run -1 --separate-stderr pc cleanup
 	assert_equal "${stderr%%$'\n'*}" "probecheck: stash: '$PROBECHECK_STASH': is not a directory: refusing it"
 	rm "$PROBECHECK_STASH"
-	run -1 grep '^[pr]:probecheck' <(grep -v "^p:$g/" "$UE" | pc_inv_uprobe_scope)
+	run -1 grep '^[pr]:probecheck' <(pc_inv_uprobe_all | grep -v "^p:$g/" | pc_inv_uprobe_scope)
 	has_entry "$g/$(ev p)"
 }
 
