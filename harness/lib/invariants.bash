@@ -33,19 +33,20 @@ _pc_inv_ours_name() {
 # uprobe_events is a seq_file: each read(2) starts again at an entry's
 # index, so a file read in several calls misses an entry when one before
 # it is removed between two calls (bash's read builtin makes one call a
-# line, cat one per 4 KiB), and other suites' tracers add and remove
-# theirs all the time: a planted leftover went unseen once in a flake
-# round (harness.invariants-uprobe), and faultsdetach counted 6 entries
-# of 7.  Read whole until two reads agree (5 at most), and give each line
-# either of the last two saw.
+# line; read -d '' one per 4 KiB), and other suites' tracers add and
+# remove theirs all the time: a planted leftover went unseen once in a
+# flake round (harness.invariants-uprobe), and faultsdetach counted 6
+# entries of 7.  Read whole until two reads agree (5 at most), and give
+# each line either of the last two saw.  No fork: this runs several
+# times a test.
 pc_inv_uprobe_all() {
-	local f=$PC_TRACEFS/uprobe_events a b n line
+	local f=$PC_TRACEFS/uprobe_events a b='' n line
 	local -A seen=()
 	[[ -r $f ]] || return 0
-	b=$(cat "$f" 2>/dev/null) || return 0
+	IFS= read -r -d '' b <"$f" 2>/dev/null || :
 	for ((n = 0; n < 5; n++)); do
-		a=$b
-		b=$(cat "$f" 2>/dev/null) || return 0
+		a=$b b=''
+		IFS= read -r -d '' b <"$f" 2>/dev/null || :
 		[[ $a == "$b" ]] && break
 	done
 	while IFS= read -r line; do
