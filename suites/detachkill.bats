@@ -45,7 +45,7 @@ kill_mid_detach() {
 	local k=$1 n left dl
 	n=$(perf_fds "$PC_TRACE_PID")
 	kill -INT "$PC_TRACE_PID"
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	# No event marks "K fds closed": poll the fd table, bounded.
 	while left=$(perf_fds "$PC_TRACE_PID") && ((left > n - k)) && _pc_before "$dl"; do
 		pc_nap 0.002

@@ -76,7 +76,7 @@ pc_inv_uprobe_is_ours() {
 pc_inv_uprobe_scope() {
 	local line own=${PROBECHECK_SUITE_DIR:-}
 	if [[ ${PROBECHECK_PARALLEL:-0} != 1 ]]; then
-		cat
+		while IFS= read -r line; do printf '%s\n' "$line"; done
 		return 0
 	fi
 	while IFS= read -r line; do

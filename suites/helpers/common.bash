@@ -73,10 +73,11 @@ PC_REQUIRES=()
 # What pc runs its command under (pc_bounded: a watchdog).
 PC_WRAP=()
 
-# _pc_deadline SECONDS: a deadline in microseconds; _pc_before D: not yet.
-# Loops count time, not iterations: a busy machine must not stretch them.
+# _pc_deadline VAR SECONDS: VAR = a deadline in microseconds (no $(...):
+# a fork); _pc_before D: not yet.  Loops count time, not iterations: a
+# busy machine must not stretch them.
 _pc_deadline() {
-	echo $(( ${EPOCHREALTIME/./} + $1 * 1000000 ))
+	printf -v "$1" '%d' $(( ${EPOCHREALTIME/./} + $2 * 1000000 ))
 }
 
 _pc_before() {
@@ -233,7 +234,7 @@ pc_trace_bg() {
 	fi
 	PC_TRACE_PID=$!
 	echo "$PC_TRACE_PID" >>"$PC_T/tracers"
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	while _pc_before "$dl"; do
 		[[ -e $ready ]] && { pc_log "pc[$PC_NCALL]: ready (pid $PC_TRACE_PID)"; return 0; }
 		if ! pc_inv_alive "$PC_TRACE_PID"; then
@@ -271,7 +272,7 @@ pc_trace_stop() {
 # timeout); fail if it has not.
 _pc_wait_gone() {
 	local dl
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	while pc_inv_alive "$1" && _pc_before "$dl"; do
 		pc_nap 0.01
 	done
@@ -455,7 +456,7 @@ pc_fifo_write() {
 # pc_wait_file PATH [TIMEOUT]: wait until PATH exists (a ready file).
 pc_wait_file() {
 	local t=${2:-$PC_TIMEOUT} dl
-	dl=$(_pc_deadline "$t")
+	_pc_deadline dl "$t"
 	while _pc_before "$dl"; do
 		[[ -e $1 ]] && return 0
 		pc_nap 0.01	# polling a ready file, bounded
@@ -469,7 +470,7 @@ pc_wait_file() {
 # reparented zombie being reaped), never to wait for a test's own process.
 pc_wait_until() {
 	local dl
-	dl=$(_pc_deadline "$1")
+	_pc_deadline dl "$1"
 	shift
 	while _pc_before "$dl"; do
 		"$@" && return 0
@@ -716,23 +717,32 @@ _pc_descends() {
 # Beside other suites (PROBECHECK_PARALLEL=1) only what is this suite's
 # counts: a new uprobe on a file of its own directory, and BPF objects a
 # process of this test holds; one held by nobody is the run's sweep's.
+#
+# Through files, not pipes: each pipe and $(...) is a fork of the test's
+# large shell, and this runs at every teardown (a fifth of the forks of a
+# simple test).
 _pc_violations() {
-	local mode=$1 line pid comm state tag sid kind id name bpf
+	local mode=$1 line pid comm state tag sid kind id name f=$PC_T/inv.$BASHPID
 	local par=${PROBECHECK_PARALLEL:-0}
 	local -A spawned=() old=() spare=() fine=() tagof=() held=()
 	local -a keep=()
+	pc_inv_uprobe_all >"$f.all"
+	pc_inv_uprobe_scope <"$f.all" >"$f.scope"
+	pc_inv_new_lines "$PC_T/uprobes.before" <"$f.scope" >"$f.new"
 	while IFS= read -r line; do
 		if pc_inv_uprobe_is_ours "$line"; then
 			echo "uprobe of ours left in uprobe_events: $line"
 		else
 			echo "new uprobe in uprobe_events: $line"
 		fi
-	done < <(pc_inv_uprobe_all | pc_inv_uprobe_scope | pc_inv_new_lines "$PC_T/uprobes.before")
+	done <"$f.new"
 	if [[ $mode == mid && -s $PC_T/spawned ]]; then
 		while read -r pid; do spawned[$pid]=1; done <"$PC_T/spawned"
 	fi
 	while read -r pid comm state tag; do old[$pid]=$comm; done <"$PC_T/procs.before"
-	bpf=$(pc_inv_bpf_ours | pc_inv_new_lines "$PC_T/bpf.before")
+	pc_inv_bpf_ours >"$f.all"
+	pc_inv_new_lines "$PC_T/bpf.before" <"$f.all" >"$f.bpf"
+	pc_inv_procs >"$f.procs"
 	while read -r pid comm state tag; do
 		# A zombie holds nothing; its parent reaps it when it will.
 		[[ $state == Z ]] && continue
@@ -751,18 +761,22 @@ _pc_violations() {
 			fi
 		fi
 		echo "stray process: pid $pid comm $comm state $state tag $tag"
-	done < <(pc_inv_procs)
+	done <"$f.procs"
 	# A BPF object is spared if a holder is fine (mid-test) or not ours.
 	for pid in "${keep[@]}"; do fine[$pid]=1; done
 	# Stash records (tracefs entries a tracer would leave if it died): none
 	# new, but those of a tracer that is still fine.
 	local sname spid sstate
+	pc_inv_stash_names >"$f.all"
+	pc_inv_new_lines "$PC_T/stash.before" <"$f.all" >"$f.new"
 	while read -r sname; do
 		[[ -n $sname ]] || continue
 		read -r spid sstate <<<"$(pc_inv_stash_owner "$sname")"
 		[[ $sstate == live && -n ${fine[$spid]:-} ]] && continue
 		echo "stash record left: $(pc_inv_stash_dir)/$sname (tracer $spid $sstate)"
-	done < <(pc_inv_stash_names | pc_inv_new_lines "$PC_T/stash.before")
+	done <"$f.new"
+	: >"$f.holders"
+	[[ -s $f.bpf ]] && pc_inv_bpf_holders >"$f.holders"
 	while read -r kind id pid; do
 		held["$kind $id"]=1
 		[[ -n ${spare["$kind $id"]:-} ]] && continue
@@ -772,12 +786,12 @@ _pc_violations() {
 		if [[ -n ${fine[$pid]:-} || ${tagof[$pid]} != "$PC_TAG" ]]; then
 			spare["$kind $id"]=1
 		fi
-	done < <([[ -n $bpf ]] && pc_inv_bpf_holders)
+	done <"$f.holders"
 	while read -r kind id name; do
 		[[ -z $kind || -n ${spare["$kind $id"]:-} ]] && continue
 		[[ $par == 1 && -z ${held["$kind $id"]:-} ]] && continue
 		echo "BPF object of ours: $kind $id $name"
-	done <<<"$bpf"
+	done <"$f.bpf"
 	return 0
 }
 
@@ -843,7 +857,7 @@ _pc_kill_spawned_tracers() {
 	done < <(pc_inv_procs)
 	((${#pids[@]})) || return 0
 	pc_log "teardown: tracers still running in spawned sessions, SIGKILL: ${pids[*]}"
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	for pid in "${pids[@]}"; do
 		while pc_inv_alive "$pid" && _pc_before "$dl"; do
 			pc_nap 0.02	# exit closes one perf fd per site
@@ -868,16 +882,22 @@ _pc_check_sites() {
 # the kernel still finishes a SIGKILL or frees the object: those two kinds
 # are retried for up to PC_GRACE seconds.
 _pc_settled_violations() {
-	local v dl
-	dl=$(_pc_deadline "${PC_GRACE:-5}")
+	local line other f=$PC_T/settled.$BASHPID
+	local dl=$((${EPOCHREALTIME/./} + ${PC_GRACE:-5} * 1000000))
+	local -a v
 	while :; do
-		v=$(_pc_violations "$1")
-		[[ -z $v ]] && return 0
-		grep -qvE '^(stray process|BPF object of ours)' <<<"$v" && break
+		_pc_violations "$1" >"$f"
+		mapfile -t v <"$f"
+		((${#v[@]})) || break
+		other=0
+		for line in "${v[@]}"; do
+			[[ $line == 'stray process'* || $line == 'BPF object of ours'* ]] || other=1
+		done
+		((other)) && break
 		_pc_before "$dl" || break
 		pc_nap 0.05
 	done
-	printf '%s\n' "$v"
+	((${#v[@]} == 0)) || printf '%s\n' "${v[@]}"
 }
 
 # A sanitizer build (make sanitize) writes each report of ASan and LSan to
@@ -903,12 +923,12 @@ _pc_sanitizer_reports() {
 
 _pc_new_sanitizer_reports() {
 	local f
+	[[ -n ${PROBECHECK_SANITIZER_DIR:-} ]] || return 0
 	while IFS= read -r f; do
 		[[ -n $f ]] || continue
 		echo "sanitizer report $PROBECHECK_SANITIZER_DIR/$f:" \
 			"$(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$PROBECHECK_SANITIZER_DIR/$f")"
 	done < <(_pc_sanitizer_reports | pc_inv_new_lines "$PC_T/sanitizer.before")
-	[[ -n ${PROBECHECK_SANITIZER_DIR:-} ]] || return 0
 	while IFS= read -r f; do
 		echo "UBSan report in $f: $(grep -m1 -aE "$_PC_UBSAN" "$f")"
 	done < <(grep -rlsaE -- "$_PC_UBSAN" "$BATS_TEST_TMPDIR")
@@ -935,28 +955,33 @@ _pc_setup_body() {
 	pc_inv_stash_names >"$PC_T/stash.before"
 	_pc_sanitizer_reports >"$PC_T/sanitizer.before"
 	# Each test starts from a clean slate or says why it cannot.
-	if [[ -s $PC_T/bpf.before ]] || [[ -n $(pc_inv_uprobe_ours) ]]; then
+	pc_inv_uprobe_ours >"$PC_T/ours.before"
+	if [[ -s $PC_T/bpf.before || -s $PC_T/ours.before ]]; then
 		pc_log "setup: objects of ours already present before this test:"
-		pc_inv_uprobe_ours >>"$PC_LOG"
-		cat "$PC_T/bpf.before" >>"$PC_LOG"
+		cat "$PC_T/ours.before" "$PC_T/bpf.before" >>"$PC_LOG"
 	fi
 	PC_SETUP_DONE=1
 }
 
 _pc_teardown_body() {
-	local v line st=0
+	local f=$PC_T/teardown line st=0
+	local -a v=()
 	[[ -n ${PC_SETUP_DONE:-} ]] || return 0
-	# Watches first, while the fixtures are still alive.
+	# Watches first, while the fixtures are still alive.  Into a file, not
+	# through $(...): forks of a large shell, at every test.
 	_pc_stop_all
-	v=$(_pc_check_watches)
+	_pc_check_watches >"$f"
 	_pc_kill_spawned_tracers
-	v=$(printf '%s\n%s' "$v" "$(_pc_check_sites)" | sed '/^$/d')
+	_pc_check_sites >>"$f"
 	_pc_kill_spawned
-	v=$(printf '%s\n%s' "$v" "$(_pc_settled_violations end)" | sed '/^$/d')
-	v=$(printf '%s\n%s' "$v" "$(_pc_new_sanitizer_reports)" | sed '/^$/d')
-	if [[ -n $v ]]; then
+	_pc_settled_violations end >>"$f"
+	_pc_new_sanitizer_reports >>"$f"
+	while IFS= read -r line; do
+		[[ -n $line ]] && v+=("$line")
+	done <"$f"
+	if ((${#v[@]})); then
 		st=1
-		printf '%s\n' "$v" | batslib_decorate "cleanup invariants violated after the test"
+		printf '%s\n' "${v[@]}" | batslib_decorate "cleanup invariants violated after the test"
 		# Remove what we can, so the next test starts clean.
 		[[ -x $PC_BIN ]] && "$PC_BIN" cleanup >>"$PC_LOG" 2>&1
 		while IFS= read -r line; do

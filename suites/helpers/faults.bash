@@ -65,7 +65,7 @@ st_start() {
 # st_tracee: ST_TRACEE = the tracer's pid (strace's only child).
 st_tracee() {
 	local dl
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	while _pc_before "$dl"; do
 		ST_TRACEE=$(cat "/proc/$ST_PID/task/$ST_PID/children" 2>/dev/null) || true
 		ST_TRACEE=${ST_TRACEE% }
@@ -86,7 +86,7 @@ st_wait_ready() {
 # st_wait_stopped: the injected SIGSTOP has frozen the tracer.
 st_wait_stopped() {
 	local dl
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	while _pc_before "$dl"; do
 		grep -q -- '--- stopped by SIGSTOP ---' "$ST_LOG" 2>/dev/null && break
 		pc_inv_alive "$ST_PID" || break
@@ -105,7 +105,7 @@ st_finish() {
 	local dl
 	[[ -n ${1:-} ]] && kill -"$1" "$ST_TRACEE"
 	kill -CONT "$ST_TRACEE" 2>/dev/null || true
-	dl=$(_pc_deadline "$PC_TIMEOUT")
+	_pc_deadline dl "$PC_TIMEOUT"
 	while pc_inv_alive "$ST_PID" && _pc_before "$dl"; do
 		pc_nap 0.01	# no event to wait on for strace's end, bounded
 	done
