@@ -113,13 +113,13 @@ check_variant() {
 	lib=$(fx_lib "$v") || return 0
 	steps[lib]="dlopen:$lib"
 	while read -r p n; do
+		[[ $p == fx:* || $p == fxform:* ]] || continue
 		g=form
 		[[ $p == fx:* ]] && { g=exe6; ((n <= 6)) || g=exe12; }
 		specs[$g]+="usdt:$bin:$p"$'\n' steps[$g]+="fire:$p:3"$'\n'
-	done < <("$bin" --list | jq -r 'select(.semaphore == false and .probe != "fx:str" and
-				       (.probe | test("^fx(form)?:"))) | "\(.probe) \(.nargs)"')
-	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and .probe != "fxlib:str" and
-				      (.probe | test("^fx(lib)?:"))) | .probe'); do
+	done < <("$bin" --list | pc_jsel -w semaphore=false -W probe=fx:str -d ' ' probe nargs -)
+	for p in $("$bin" --list-lib "$lib" | pc_jsel -w semaphore=false -W probe=fxlib:str probe -); do
+		[[ $p == fx:* || $p == fxlib:* ]] || continue
 		specs[lib]+="usdt:$lib:$p"$'\n' steps[lib]+=$'\n'"libfire:$p:3"
 	done
 	for g in exe6 exe12 form lib; do

@@ -307,6 +307,45 @@ start_sleeper() {
 	assert_output --partial "pid 999999999: no such process"
 }
 
+@test "harness.pc-jsel-select: pc-jsel: tests select lines, fields print as jq -r would, numbers exact" {
+	local f=$BATS_TEST_TMPDIR/j.jsonl
+	printf '%s\n' '{"sema":"fx:sem_a","pid":123,"value":1}' '{"sema":"fx:sem_a","pid":124,"value":0}' \
+		'{"sema":"fx:sem_b","pid":123,"value":7}' '' \
+		'{"probe":"fx:a1","tid":5,"args":[18446744073709551615,-1,"x\u0041"],"ok":true,"no":false,"n":null}' >"$f"
+	run -0 pc_jsel -w sema=fx:sem_a value "$f"
+	assert_output $'1\n0'
+	run -0 pc_jsel -w sema=fx:sem_a -w pid=124 value "$f"
+	assert_output 0
+	run -0 pc_jsel -W sema=fx:sem_a -t sema pid value "$f"
+	assert_output $'123\t7'
+	# u64 max stays itself (jq 1.6 prints 18446744073709552000).
+	run -0 pc_jsel -t probe -d ' ' tid args.0 args.1 args.2 args.3 ok no n missing "$f"
+	assert_output '5 18446744073709551615 -1 xA null true false null null'
+	run -0 pc_jsel -t no probe "$f"
+	assert_output ''
+	run -0 pc_jsel -t ok -w no=false -w n=null probe - <"$f"
+	assert_output fx:a1
+	run -0 pc_jsel -w sema=fx:sem_c value "$f"
+	assert_output ''
+}
+
+@test "harness.pc-jsel-errors: pc-jsel: a malformed line, an array as a field, a missing file and bad usage exit 2, naming the reason" {
+	local f=$BATS_TEST_TMPDIR/j.jsonl
+	printf '%s\n' '{"a":1}' '{"a":2} x' >"$f"
+	run -2 pc_jsel a "$f"
+	assert_line 1
+	assert_output --partial "$f:2:8: trailing characters after the object"
+	printf '%s\n' '{"a":[1]}' >"$f"
+	run -2 pc_jsel a "$f"
+	assert_output --partial "$f:1: field 'a' is an array or an object"
+	run -2 pc_jsel a "$BATS_TEST_TMPDIR/none"
+	assert_output --partial "'$BATS_TEST_TMPDIR/none': No such file or directory"
+	run -2 pc_jsel a
+	assert_output --partial "a FIELD and a FILE are needed"
+	run -2 pc_jsel -w a a "$f"
+	assert_output --partial "-w and -W take KEY=VALUE"
+}
+
 @test "harness.elf-notes-python: pc_elf_notes and pc_load_bias find python's semaphores at rest" {
 	requires file:/usr/bin/python3.11
 	run -0 pc_elf_notes /usr/bin/python3.11

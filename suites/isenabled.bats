@@ -27,7 +27,7 @@ use_fixture() {
 
 # computed ORACLE: the iterations fx_isenabled computed arguments for.
 computed() {
-	jq -r 'select(.step == "compute") | .iter' "$1" | xargs
+	steps_of "$1" compute iter
 }
 
 @test "isenabled.untraced-zero: untraced: every is-enabled probe reads 0 and fires nothing, nothing is computed" {

@@ -335,12 +335,14 @@ seccomp_case() {
 nat_specs() {
 	local bin=$1 lib=$2 p
 	SPECS=() STEPS1="" STEPS3=""
-	for p in $("$bin" --list | jq -r 'select(.semaphore == false and .probe != "fx:str" and (.probe | test("^fx:"))) | .probe'); do
+	for p in $("$bin" --list | pc_jsel -w semaphore=false -W probe=fx:str probe -); do
+		[[ $p == fx:* ]] || continue
 		SPECS+=("usdt:$bin:$p")
 		STEPS1+=" fire:$p:1" STEPS3+=" fire:$p:3"
 	done
 	STEPS1+=" dlopen:$lib" STEPS3+=" dlopen:$lib"
-	for p in $("$bin" --list-lib "$lib" | jq -r 'select(.semaphore == false and (.probe | test("^fx(lib)?:")) and .probe != "fxlib:str") | .probe'); do
+	for p in $("$bin" --list-lib "$lib" | pc_jsel -w semaphore=false -W probe=fxlib:str probe -); do
+		[[ $p == fx:* || $p == fxlib:* ]] || continue
 		SPECS+=("usdt:$lib:$p")
 		STEPS1+=" libfire:$p:1" STEPS3+=" libfire:$p:3"
 	done

@@ -30,8 +30,7 @@ attach_opt() {
 # FILE per value of FIELD (pid, tid), for PROBE's lines (default: all
 # probe lines), sorted by value.
 count_by() {
-	jq -r --arg f "$2" --arg p "${3:-}" \
-		'select(.probe != null and ($p == "" or .probe == $p)) | .[$f]' "$1" |
+	pc_jsel -t probe ${3:+-w "probe=$3"} "$2" "$1" |
 		sort -n | uniq -c | awk '{ print $1, $2 }'
 }
 

@@ -84,8 +84,7 @@ peek() {
 
 # semas PID PROBE: the values PID logged for PROBE's semaphore, in order.
 semas() {
-	jq -r --arg p "$2" --argjson pid "$1" \
-		'select(.sema == $p and .pid == $pid) | .value' "$O" | xargs
+	sema_seen "$O" "$2" "$1"
 }
 
 # nth N LIST...: the Nth word (1-based) of LIST.

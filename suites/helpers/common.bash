@@ -57,6 +57,11 @@ unset _pc_f
 export PROBECHECK_ROOT PROBECHECK_BUILD
 PC_BIN=$PROBECHECK_BUILD/probecheck
 PC_TOOLS=$PROBECHECK_BUILD/tools
+# pc_jsel ARGS...: fields of JSON lines (harness/tools/pc-jsel.c): not jq,
+# whose start costs ~40 ms of CPU and which takes numbers through a double.
+pc_jsel() {
+	"$PC_TOOLS/pc-jsel" "$@"
+}
 # The suite's own copy under run-suites (its own inodes: harness/run/run-suites).
 PC_FIXTURES=${PROBECHECK_FIXTURES:-$PROBECHECK_BUILD/fixtures}
 . "$_pc_helpers/tracer.bash"

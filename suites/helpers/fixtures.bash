@@ -63,13 +63,16 @@ private() {
 # for PROBE ({"sema":PROBE,"pid":..,"value":V} lines), in order, on one
 # line; with PID, only that process's.
 sema_seen() {
-	jq -r --arg p "$2" --arg pid "${3:-}" \
-		'select(.sema == $p and ($pid == "" or (.pid | tostring) == $pid)) | .value' "$1" | xargs
+	local v
+	v=$(pc_jsel -w "sema=$2" ${3:+-w "pid=$3"} value "$1") || return
+	echo ${v//$'\n'/ }
 }
 
 # steps_of ORACLE STEP FIELD: FIELD of every STEP line, in order.
 steps_of() {
-	jq -r --arg s "$2" "select(.step == \$s) | .$3" "$1" | xargs
+	local v
+	v=$(pc_jsel -w "step=$2" "$3" "$1") || return
+	echo ${v//$'\n'/ }
 }
 
 # only_pids ORACLE PID...: the oracle lines of these processes.

@@ -87,10 +87,8 @@ pc_trampoline_mapped() {
 # PROBE PID HIT WHAT WHERE SAME_AS EXPECTED FOUND (WHERE and SAME_AS "-"
 # when empty).
 integ_records() {
-	jq -r 'select(.corrupt) | [.corrupt, .pid, .hit, .what,
-		(if .where == "" then "-" else .where end),
-		(if .same_as == "" then "-" else .same_as end),
-		.expected, .found] | @tsv' "$1" | tr '\t' ' '
+	pc_jsel -t corrupt corrupt pid hit what where same_as expected found "$1" |
+		awk -F'\t' -v OFS=' ' '{ if ($5 == "") $5 = "-"; if ($6 == "") $6 = "-"; $1 = $1; print }'
 }
 
 # integ_redzone_call ORACLE [ALLOW_RESULT]: every corruption record of
