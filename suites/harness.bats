@@ -346,6 +346,23 @@ start_sleeper() {
 	assert_output --partial "-w and -W take KEY=VALUE"
 }
 
+@test "harness.pc-peek-file: pc-peek --file: the bytes at each offset, one line each; a short read or a bad pair fails" {
+	local f=$BATS_TEST_TMPDIR/bytes
+	printf 'ABCDEFGH' >"$f"
+	run -0 "$PC_TOOLS/pc-peek" --file "$f" 0 2 6 2 3 1
+	assert_output $'41 42\n47 48\n44'
+	run -1 "$PC_TOOLS/pc-peek" --file "$f" 0 1 7 2
+	assert_output --partial "$f: short read at 0x7: 1 of 2 bytes"
+	run -2 "$PC_TOOLS/pc-peek" --file "$f" 0 0
+	assert_output --partial "'0': N must be 1..4096"
+	run -2 "$PC_TOOLS/pc-peek" --file "$f" x 1
+	assert_output --partial "'x': not a file offset"
+	run -2 "$PC_TOOLS/pc-peek" --file "$f" 0
+	assert_output --partial "usage:"
+	run -1 "$PC_TOOLS/pc-peek" --file "$f.none" 0 1
+	assert_output --partial "No such file or directory"
+}
+
 @test "harness.elf-notes-python: pc_elf_notes and pc_load_bias find python's semaphores at rest" {
 	requires file:/usr/bin/python3.11
 	run -0 pc_elf_notes /usr/bin/python3.11

@@ -321,20 +321,35 @@ pc_inv_stash_owner() {
 
 # pc-peek: $PC_INV_PEEK, else $PROBECHECK_BUILD/tools/pc-peek (read when
 # used: common.bash sets PROBECHECK_BUILD after sourcing this file).
-declare -gA _PC_INV_OBJ=() _PC_INV_FBYTES=()
+declare -gA _PC_INV_OBJ=()
 
-# _pc_inv_obj FILE: the USDT sites and semaphores of FILE, cached by
-# (dev, inode, mtime, size) in _PC_INV_OBJ: one line each,
-#   "site VADDR FOFF LEN PROV:NAME" / "sema VADDR FOFF LEN PROV:NAME"
-# (decimal; FOFF -1: not in the file, reads as zeros), sorted by VADDR.
+# _pc_inv_peek: the pc-peek to use.
+_pc_inv_peek() {
+	"${PC_INV_PEEK:-$PROBECHECK_BUILD/tools/pc-peek}" "$@"
+}
+
+# _pc_inv_obj FILE: the USDT sites and semaphores of FILE, one line each,
+#   "site VADDR FOFF LEN PROV:NAME BYTE..." / "sema ..." (decimal; BYTE:
+#   the file's LEN bytes at FOFF in hex; FOFF -1: not in the file, zeros)
+# sorted by VADDR, after a line "load VADDR" (the first PT_LOAD's).
 # The site is the note's pc adjusted by .stapsdt.base (prelink); LEN is 5
 # bytes (an int3 or a 5-byte call) cut at its segment's end.  Sets
-# _pc_inv_key.  Fails if FILE cannot be read.
+# _pc_inv_key, and _PC_INV_OBJ[_pc_inv_key] to the lines.  Cached by
+# (dev, inode, mtime, ctime, size): in _PC_INV_OBJ and, for the other
+# tests of the suite and the subshells ($(...)) a variable dies with, in
+# a file under BATS_RUN_TMPDIR: reading an object is 4 readelf and a
+# pc-peek, a check with the cache none.  Fails if FILE cannot be read.
 _pc_inv_obj() {
-	local file=$1 line sbase='' prov='' name='' loc base sema vaddr len
+	local file=$1 line sbase='' prov name loc base sema load='' cache=''
 	local -a segs=() w out=()
-	_pc_inv_key=$(stat -Lc '%d:%i:%Y:%s' -- "$file" 2>/dev/null) || return 1
+	_pc_inv_key=$(stat -Lc '%d:%i:%.9Y:%.9Z:%s' -- "$file" 2>/dev/null) || return 1
 	[[ -n ${_PC_INV_OBJ[$_pc_inv_key]+x} ]] && return 0
+	[[ -n ${BATS_RUN_TMPDIR:-} && -d $BATS_RUN_TMPDIR ]] &&
+		cache=$BATS_RUN_TMPDIR/pc-inv-obj.${_pc_inv_key//[:.]/-}
+	if [[ -n $cache && -s $cache ]]; then
+		IFS= read -r -d '' _PC_INV_OBJ[$_pc_inv_key] <"$cache"
+		return 0
+	fi
 	while IFS= read -r line; do
 		if [[ $line =~ \.stapsdt\.base[[:space:]]+[A-Z_]+[[:space:]]+([0-9a-f]+) ]]; then
 			sbase=$((0x${BASH_REMATCH[1]}))
@@ -342,25 +357,59 @@ _pc_inv_obj() {
 	done < <(LC_ALL=C readelf -SW -- "$file" 2>/dev/null)
 	while read -r -a w; do
 		# LOAD offset vaddr paddr filesz memsz ...
-		[[ ${w[0]:-} == LOAD ]] && segs+=("$((w[2])) $((w[1])) $((w[4]))")
+		[[ ${w[0]:-} == LOAD ]] || continue
+		segs+=("$((w[2])) $((w[1])) $((w[4]))")
+		[[ -n $load ]] || load=$((w[2]))
 	done < <(LC_ALL=C readelf -lW -- "$file" 2>/dev/null)
-	while read -r prov name loc base sema _; do
+	# Not an ELF file (a locale archive): no sites, remembered as such.
+	[[ -n $load ]] || segs=() load=0
+	((${#segs[@]})) && while read -r prov name loc base sema _; do
 		loc=$((loc)) base=$((base)) sema=$((sema))
 		if [[ -n $sbase ]] && ((base)); then
 			loc=$((loc + sbase - base))
 		fi
-		out+=("$(_pc_inv_place site "$loc" 5 "$prov:$name" "${segs[@]}")")
-		((sema)) && out+=("$(_pc_inv_place sema "$sema" 2 "$prov:$name" "${segs[@]}")")
+		_pc_inv_place site "$loc" 5 "$prov:$name" "${segs[@]}" && out+=("$_pc_inv_line")
+		((sema)) && _pc_inv_place sema "$sema" 2 "$prov:$name" "${segs[@]}" && out+=("$_pc_inv_line")
 	done < <(pc_elf_notes "$file")
+	_PC_INV_OBJ[$_pc_inv_key]="load $load"
 	if ((${#out[@]})); then
-		_PC_INV_OBJ[$_pc_inv_key]=$(printf '%s\n' "${out[@]}" | sed '/^$/d' | sort -k2,2n -u)
-	else
-		_PC_INV_OBJ[$_pc_inv_key]=
+		mapfile -t out < <(printf '%s\n' "${out[@]}" | sort -k2,2n -u)
+		_pc_inv_file_bytes "$file" "${out[@]}" || return 1
 	fi
+	[[ -n $cache ]] && printf '%s' "${_PC_INV_OBJ[$_pc_inv_key]}" >"$cache.$$" &&
+		mv -f "$cache.$$" "$cache"
+	return 0
 }
 
-# _pc_inv_place KIND VADDR LEN NAME SEG...: one _pc_inv_obj line, or
-# nothing if VADDR is in no PT_LOAD ("VADDR FOFF FILESZ" each).
+# _pc_inv_file_bytes FILE LINE...: append each line, with the file's bytes
+# (one pc-peek for all), to _PC_INV_OBJ[_pc_inv_key].
+_pc_inv_file_bytes() {
+	local file=$1 l i k foff len
+	local -a args=() got=()
+	shift
+	for l in "$@"; do
+		read -r _ _ foff len _ <<<"$l"
+		((foff >= 0)) && args+=("$foff" "$len")
+	done
+	if ((${#args[@]})); then
+		mapfile -t got < <(_pc_inv_peek --file "$file" "${args[@]}")
+		((${#got[@]} * 2 == ${#args[@]})) || return 1
+	fi
+	k=0
+	for l in "$@"; do
+		read -r _ _ foff len _ <<<"$l"
+		if ((foff >= 0)); then
+			l+=" ${got[k]}" k=$((k + 1))
+		else
+			for ((i = 0; i < len; i++)); do l+=" 00"; done
+		fi
+		_PC_INV_OBJ[$_pc_inv_key]+=$'\n'$l
+	done
+}
+
+# _pc_inv_place KIND VADDR LEN NAME SEG...: _pc_inv_line = the object's
+# line (without bytes); fails if VADDR is in no PT_LOAD ("VADDR FOFF
+# FILESZ" each).  A variable, not output: no $(...) fork per site.
 _pc_inv_place() {
 	local kind=$1 va=$2 len=$3 name=$4 s sv so sf
 	shift 4
@@ -368,46 +417,26 @@ _pc_inv_place() {
 		read -r sv so sf <<<"$s"
 		((va >= sv)) || continue
 		if ((va + len <= sv + sf)); then
-			echo "$kind $va $((va - sv + so)) $len $name"
+			_pc_inv_line="$kind $va $((va - sv + so)) $len $name"
 			return 0
 		fi
 		if ((va < sv + sf)); then
-			echo "$kind $va $((va - sv + so)) $((sv + sf - va)) $name"
+			_pc_inv_line="$kind $va $((va - sv + so)) $((sv + sf - va)) $name"
 			return 0
 		fi
 	done
 	# Beyond the file's bytes (a .bss semaphore): zeros at load.
-	[[ $kind == sema ]] && echo "$kind $va -1 $len $name"
-	return 0
-}
-
-# _pc_inv_file_bytes FILE FOFF LEN: _pc_inv_bytes = LEN bytes of FILE at
-# FOFF as "90 0f ..", zeros for FOFF -1; cached with the object (so not
-# to be called in a subshell).
-_pc_inv_file_bytes() {
-	local k="$_pc_inv_key:$2:$3" i z=()
-	if [[ -z ${_PC_INV_FBYTES[$k]+x} ]]; then
-		if (($2 < 0)); then
-			for ((i = 0; i < $3; i++)); do z+=(00); done
-			_PC_INV_FBYTES[$k]=${z[*]}
-		else
-			_PC_INV_FBYTES[$k]=$(od -An -tx1 -v -j "$2" -N "$3" -- "$1" | xargs)
-		fi
-	fi
-	_pc_inv_bytes=${_PC_INV_FBYTES[$k]}
+	[[ $kind == sema ]] || return 1
+	_pc_inv_line="$kind $va -1 $len $name"
 }
 
 # pc_inv_sites PID: one line per probe site or semaphore of PID that
 # differs from its file; nothing when all match or PID is gone (a process
 # that exits while being read is not a violation).
-pc_inv_sites() (
-	local pid=$1 range perms off dev ino path start fpath bias first
+pc_inv_sites() {
+	local pid=$1 range perms off dev ino path start fpath load bias first
 	local -A seen=()
 	local -a objs=()
-	# A subshell without bats' DEBUG trap, which would run on every
-	# command of the loops below (many times slower).
-	trap - DEBUG
-	set +T
 	{
 		while read -r range perms off dev ino path; do
 			[[ $off == 00000000 && $ino != 0 && $path == /* ]] || continue
@@ -422,57 +451,53 @@ pc_inv_sites() (
 		# The mapped file itself, even if its path was replaced or deleted.
 		fpath=/proc/$pid/map_files/$range
 		_pc_inv_obj "$fpath" || continue
-		[[ -n ${_PC_INV_OBJ[$_pc_inv_key]} ]] || continue
+		[[ ${_PC_INV_OBJ[$_pc_inv_key]} == *$'\n'* ]] || continue
+		load=${_PC_INV_OBJ[$_pc_inv_key]%%$'\n'*}
+		load=${load#load }
 		# Load bias: the offset-0 mapping is the page of the first PT_LOAD.
-		bias=$(LC_ALL=C readelf -lW -- "$fpath" 2>/dev/null |
-			awk '$1 == "LOAD" { print $3; exit }')
-		[[ -n $bias ]] || continue
-		bias=$((0x${range%-*} - (bias & ~0xfff)))
-		_pc_inv_check_obj "$pid" "$fpath" "$path" "$bias" site
-		_pc_inv_check_obj "$pid" "$fpath" "$path" "$bias" sema
+		bias=$((0x${range%-*} - (load & ~0xfff)))
+		_pc_inv_check_obj "$pid" "$path" "$bias" site
+		_pc_inv_check_obj "$pid" "$path" "$bias" sema
 	done
 	return 0
-)
+}
 
-# _pc_inv_check_obj PID FILE SHOWN BIAS KIND: compare KIND lines of the
+# _pc_inv_check_obj PID SHOWN BIAS KIND: compare KIND lines of the
 # cached object, read in windows of up to 4096 bytes (one pc-peek each).
 _pc_inv_check_obj() {
-	local pid=$1 file=$2 shown=$3 bias=$4 kind=$5 k a b c d n i j wend got want
-	local -a va=() fo=() ln=() nm=() mb fb sm sf
-	while read -r k a b c d; do
+	local pid=$1 shown=$2 bias=$3 kind=$4 k a b c d e n i j wend got at
+	local -a va=() ln=() nm=() fb=() mb sm sf
+	while read -r k a b c d e; do
 		[[ $k == "$kind" ]] || continue
-		va+=("$a") fo+=("$b") ln+=("$c") nm+=("$d")
+		va+=("$a") ln+=("$c") nm+=("$d") fb+=("$e")
 	done <<<"${_PC_INV_OBJ[$_pc_inv_key]}"
 	n=${#va[@]}
 	for ((i = 0; i < n; i = j + 1)); do
 		j=$i
 		wend=$((va[i] + ln[i]))
-		# Extend the window while the file is contiguous with memory.
-		while ((j + 1 < n && va[j + 1] + ln[j + 1] - va[i] <= 4096 &&
-			fo[i] >= 0 && fo[j + 1] - fo[i] == va[j + 1] - va[i])); do
+		while ((j + 1 < n && va[j + 1] + ln[j + 1] - va[i] <= 4096)); do
 			j=$((j + 1))
 			((va[j] + ln[j] > wend)) && wend=$((va[j] + ln[j]))
 		done
-		if ! got=$("${PC_INV_PEEK:-$PROBECHECK_BUILD/tools/pc-peek}" --bytes "$pid" "$(printf '0x%x' $((va[i] + bias)))" \
-				$((wend - va[i])) 2>&1); then
+		printf -v at '0x%x' $((va[i] + bias))
+		if ! got=$(_pc_inv_peek --bytes "$pid" "$at" $((wend - va[i])) 2>&1); then
 			pc_inv_alive "$pid" || return 0
-			echo "pid $pid: cannot read '$shown' at $(printf '0x%x' $((va[i] + bias))): $got"
+			echo "pid $pid: cannot read '$shown' at $at: $got"
 			continue
 		fi
-		_pc_inv_file_bytes "$file" "${fo[i]}" $((wend - va[i]))
 		read -r -a mb <<<"$got"
-		read -r -a fb <<<"$_pc_inv_bytes"
 		for ((k = i; k <= j; k++)); do
 			a=${mb[*]:va[k] - va[i]:ln[k]}
-			b=${fb[*]:va[k] - va[i]:ln[k]}
+			b=${fb[k]}
 			[[ $a == "$b" ]] && continue
+			printf -v at '0x%x' $((va[k] + bias))
 			if [[ $kind == site ]]; then
-				echo "probe site ${nm[k]} of '$shown' in pid $pid at $(printf '0x%x' $((va[k] + bias))) holds '$a', the file has '$b'"
+				echo "probe site ${nm[k]} of '$shown' in pid $pid at $at holds '$a', the file has '$b'"
 			else
 				# 16 bits, little-endian.
 				read -r -a sm <<<"$a"
 				read -r -a sf <<<"$b"
-				echo "semaphore of ${nm[k]} of '$shown' in pid $pid at $(printf '0x%x' $((va[k] + bias))) reads $((0x${sm[1]}${sm[0]})), the file has $((0x${sf[1]}${sf[0]}))"
+				echo "semaphore of ${nm[k]} of '$shown' in pid $pid at $at reads $((0x${sm[1]}${sm[0]})), the file has $((0x${sf[1]}${sf[0]}))"
 			fi
 		done
 	done
