@@ -363,6 +363,31 @@ start_sleeper() {
 	assert_output --partial "No such file or directory"
 }
 
+@test "harness.pc-procs: pc-procs: fixture processes with their tag, others by session, a zombie's tag unknown" {
+	local sess=$BATS_TEST_TMPDIR/sessions other
+	start_sleeper
+	# Not a fixture's name: listed only through its session.
+	cp /bin/sleep "$BATS_TEST_TMPDIR/other"
+	pc_spawn other "$BATS_TEST_TMPDIR/other" 1000
+	run -0 "$PC_TOOLS/pc-procs"
+	assert_line "$SLEEPER fx_sleeper S $PC_TAG"
+	refute_line --partial "$other "
+	echo "$other" >"$sess"
+	run -0 "$PC_TOOLS/pc-procs" "$sess"
+	assert_line "$other other S $PC_TAG"
+	PC_TAG= run -0 env -u PC_TAG "$PC_TOOLS/pc-procs"
+	assert_line "$SLEEPER fx_sleeper S $PC_TAG"
+	# A zombie has dropped its environment: no tag to read.
+	pc_spawn Z bash -c "'$BATS_TEST_TMPDIR/fx_sleeper' 0 & exec sleep 1000"
+	pc_wait_until 5 bash -c "'$PC_TOOLS/pc-procs' | grep -q ' fx_sleeper Z '"
+	run -0 "$PC_TOOLS/pc-procs"
+	assert_line --regexp '^[0-9]+ fx_sleeper Z \?$'
+	run -2 "$PC_TOOLS/pc-procs" -x
+	assert_output --partial "usage: pc-procs"
+	run -2 "$PC_TOOLS/pc-procs" "$BATS_TEST_TMPDIR"
+	assert_output --partial "pc-procs: '$BATS_TEST_TMPDIR': "
+}
+
 @test "harness.elf-notes-python: pc_elf_notes and pc_load_bias find python's semaphores at rest" {
 	requires file:/usr/bin/python3.11
 	run -0 pc_elf_notes /usr/bin/python3.11

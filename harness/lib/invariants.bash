@@ -152,39 +152,12 @@ pc_inv_tag() {
 # and every process in a session listed in PC_INV_SESSIONS (a file: the
 # sessions another tracer's adapter was started in, whatever its
 # processes are called).  TAG is the PC_TAG it carries, "-" if none, "?"
-# if unreadable.
+# if unreadable (harness/tools/pc-procs.c: a loop here over every
+# process's files took 40-60 ms with the suites running side by side,
+# three or four times a test).
 pc_inv_procs() {
-	local d pid comm stat state tag e sid
-	local -a env f
-	local -A sess=()
-	if [[ -s ${PC_INV_SESSIONS:-} ]]; then
-		while read -r sid; do sess[$sid]=1; done <"$PC_INV_SESSIONS"
-	fi
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		{ read -r comm <"$d/comm"; } 2>/dev/null || continue
-		{ read -r stat <"$d/stat"; } 2>/dev/null || continue
-		stat=${stat##*) }
-		if [[ $comm != fx_* && $comm != probecheck* ]]; then
-			((${#sess[@]})) || continue
-			read -ra f <<<"$stat"
-			[[ -n ${sess[${f[3]}]:-} ]] || continue
-		fi
-		state=${stat%% *}
-		tag=-
-		env=()
-		if { mapfile -d '' env <"$d/environ"; } 2>/dev/null; then
-			for e in "${env[@]}"; do
-				[[ $e == PC_TAG=* ]] && tag=${e#PC_TAG=}
-			done
-		else
-			tag='?'
-		fi
-		# Zombies have dropped their environment: nothing to attribute.
-		[[ $state == Z && ${#env[@]} == 0 ]] && tag='?'
-		printf '%s %s %s %s\n' "$pid" "$comm" "$state" "$tag"
-	done
-	return 0
+	"${PROBECHECK_BUILD:-${BASH_SOURCE[0]%/*}/../../build}/tools/pc-procs" \
+		${PC_INV_SESSIONS:+"$PC_INV_SESSIONS"}
 }
 
 # pc_inv_new_lines BEFORE_FILE: lines of stdin not in BEFORE_FILE.
