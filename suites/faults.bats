@@ -128,3 +128,14 @@ nested() {
 	# The failing test's teardown ran `probecheck cleanup`: its record went.
 	[[ ! -e $stash/4000002-1 ]] || fail "teardown did not clean up the record it reported"
 }
+
+@test "faults.syscall-countdown: every bpf(), mmap() and perf_event_open() of a session failing in turn, in each attach mode: an error with its reason or a working session, and nothing left after close" {
+	requires root bpf uprobe_pmu
+	# suites/unit/test_sysfailattach.c: the countdown, with its own
+	# fixture (our copy) and readers; each failure is a TAP line.
+	run -0 "$PROBECHECK_BUILD/unit/test_sysfailattach"
+	refute_line --regexp '^not ok'
+	assert_line --regexp '^ok [0-9]+ - \[perf\] each of [1-9][0-9]* bpf calls failing with EPERM/ENOMEM/E2BIG'
+	assert_line --regexp '^ok [0-9]+ - \[perf\] each of [1-9][0-9]* mmap calls'
+	assert_line --regexp '^ok [0-9]+ - \[perf\] each of 1 perf_event_open calls failing with EMFILE'
+}

@@ -173,8 +173,13 @@ static int setup_paths(void)
 	if (k <= 0)
 		return -1;
 	self[k] = 0;
-	snprintf(fx_path, sizeof(fx_path), "%s/../fixtures/fx_attachfail",
-		 dirname(self));
+	/* A suite's own copy (run-suites), else the build's. */
+	if (getenv("PROBECHECK_FIXTURES"))
+		snprintf(fx_path, sizeof(fx_path), "%s/fx_attachfail",
+			 getenv("PROBECHECK_FIXTURES"));
+	else
+		snprintf(fx_path, sizeof(fx_path), "%s/../fixtures/fx_attachfail",
+			 dirname(self));
 	if (!realpath(fx_path, self))
 		return -1;
 	strcpy(fx_path, self);
