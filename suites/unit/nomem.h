@@ -7,6 +7,10 @@
  * Under ASan, and under valgrind (which replaces malloc and free in the
  * executable too), the allocator is not ours and the tests are skipped;
  * a self-check at the start finds out.  One binary includes it once.
+ * nomem_ours_only = 1 counts only the allocations the executable's own
+ * code makes (providers/, statically linked), not those of the shared
+ * libraries it calls (libbpf: a session makes thousands, and how libbpf
+ * answers its own allocation failures is libbpf's to test).
  */
 #ifndef PC_NOMEM_H
 #define PC_NOMEM_H
@@ -33,13 +37,20 @@ extern void  __libc_free(void *p);
 
 static long live;               /* allocations not yet freed */
 static long countdown = -1;     /* allocations to let through; -1: all */
+static int nomem_ours_only;
+extern char __executable_start[], etext[];
+
+#define NOMEM_CALLER __builtin_extract_return_addr(__builtin_return_address(0))
 
 /* Whether the next allocation may succeed: the countdown's one fails,
  * with errno ENOMEM as malloc's own failure sets it (getline and others
  * tell it from the end of a file by errno). */
-static int may_allocate(void)
+static int may_allocate(const void *caller)
 {
 	if (countdown < 0)
+		return 1;
+	if (nomem_ours_only && ((const char *)caller < __executable_start ||
+				(const char *)caller >= etext))
 		return 1;
 	if (countdown-- == 0) {
 		countdown = -1;         /* fail once, like a transient ENOMEM */
@@ -49,17 +60,22 @@ static int may_allocate(void)
 	return 1;
 }
 
-void *malloc(size_t size)
+static void *malloc_for(size_t size, const void *caller)
 {
-	void *p = may_allocate() ? __libc_malloc(size) : NULL;
+	void *p = may_allocate(caller) ? __libc_malloc(size) : NULL;
 
 	live += p != NULL;
 	return p;
 }
 
+void *malloc(size_t size)
+{
+	return malloc_for(size, NOMEM_CALLER);
+}
+
 void *calloc(size_t n, size_t size)
 {
-	void *p = may_allocate() ? __libc_calloc(n, size) : NULL;
+	void *p = may_allocate(NOMEM_CALLER) ? __libc_calloc(n, size) : NULL;
 
 	live += p != NULL;
 	return p;
@@ -70,12 +86,12 @@ void *realloc(void *old, size_t size)
 	void *p;
 
 	if (!old)
-		return malloc(size);
+		return malloc_for(size, NOMEM_CALLER);
 	if (!size) {
 		free(old);
 		return NULL;
 	}
-	p = may_allocate() ? __libc_realloc(old, size) : NULL;
+	p = may_allocate(NOMEM_CALLER) ? __libc_realloc(old, size) : NULL;
 	if (!p)
 		errno = ENOMEM;         /* @old is untouched, still live */
 	return p;
@@ -87,10 +103,10 @@ void free(void *p)
 	__libc_free(p);
 }
 
-char *strndup(const char *s, size_t n)
+static char *strndup_for(const char *s, size_t n, const void *caller)
 {
 	size_t len = strnlen(s, n);
-	char *p = malloc(len + 1);
+	char *p = malloc_for(len + 1, caller);
 
 	if (p) {
 		memcpy(p, s, len);
@@ -99,9 +115,14 @@ char *strndup(const char *s, size_t n)
 	return p;
 }
 
+char *strndup(const char *s, size_t n)
+{
+	return strndup_for(s, n, NOMEM_CALLER);
+}
+
 char *strdup(const char *s)
 {
-	return strndup(s, strlen(s));
+	return strndup_for(s, strlen(s), NOMEM_CALLER);
 }
 
 /*

@@ -14,7 +14,11 @@
  *   - after session_close: a_good's semaphore is 0 and its site holds the
  *     file's byte, this process holds no more descriptors than before,
  *     and (tracefs) uprobe_events holds nothing of ours.
- * Memory given back is checked by make sanitize (LeakSanitizer at exit).
+ * Then the allocation countdown (nomem.h) over the allocations of our
+ * own code in a session (libbpf's are libbpf's to test): each failure is
+ * -ENOMEM, and nothing stays allocated, attached or open.  Memory given
+ * back on the system call failures is checked by make sanitize
+ * (LeakSanitizer at exit), where the countdown is skipped.
  *
  * About 25 sessions a mode, most of their time waiting for the kernel
  * (a perf event's close waits for an RCU grace period): a suite runs
@@ -31,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include "unit.h"
+#include "nomem.h"
 #include "attachfail.h"
 #include "attach.h"
 #include "session.h"
@@ -92,6 +97,15 @@ void *mmap64(void *, size_t, int, int, int, off_t) __attribute__((alias("mmap"))
 
 static const struct attach_ops *mode;
 static size_t mode_i;
+
+/* @what prefixed with the mode: "[multi] what". */
+static const char *L(const char *what)
+{
+	static char buf[200];
+
+	snprintf(buf, sizeof(buf), "[%s] %s", mode->ao_name, what);
+	return buf;
+}
 
 static int open_fds(void)
 {
@@ -164,7 +178,7 @@ static int one_session(pid_t pid, struct site_set *ss, const struct site *a,
 
 /* The n-th call of @nr failing with errs[(n + mode_i) % nerr], for every
  * n a session reaches. */
-static void countdown(pid_t pid, struct site_set *ss, const struct site *a,
+static void sys_countdown(pid_t pid, struct site_set *ss, const struct site *a,
 		      long nr, const char *call, const int *errs, int nerr)
 {
 	char msg[4096], w[200], names[64] = "";
@@ -211,6 +225,65 @@ static void countdown(pid_t pid, struct site_set *ss, const struct site *a,
 	UNIT_TRUE(!bad && n > 0 && n < 400 && rc == 0 && on == 1, w);
 }
 
+#ifndef NOMEM_SKIP
+static struct {
+	pid_t pid;
+	struct site_set *ss;
+	const struct site *a;
+	int fds;
+} sx;
+
+/* session_open, attach a_good, close: under the countdown. */
+static int session_run(void *ctx)
+{
+	struct session_opts so = { .so_attach = mode };
+	struct pc_session *s = NULL;
+	size_t keep = sx.ss->ss_n;
+	long armed;
+	int rc, on = -1;
+
+	(void)ctx;
+	unit_quiet(1);
+	rc = session_open(&so, &s);
+	if (!rc) {
+		sx.ss->ss_n = 1;
+		rc = session_attach(s, sx.ss, sx.pid);
+		sx.ss->ss_n = keep;
+		armed = countdown;
+		countdown = -1;
+		if (!rc)
+			on = sema(sx.pid, sx.a);
+		countdown = armed;
+	}
+	session_close(s);
+	unit_quiet(0);
+	armed = countdown;
+	countdown = -1;
+	if (!rc && on != 1)
+		UNIT_EQ_INT(on, 1, L("allocations: a session without error has a_good attached"));
+	if (sema(sx.pid, sx.a) != 0 || site_clean(sx.pid, sx.a) != 1 || open_fds() != sx.fds)
+		UNIT_TRUE(0, L("allocations: after close, semaphore 0, site clean, no descriptor more"));
+	countdown = armed;
+	return rc;
+}
+
+static void alloc_countdown(pid_t pid, struct site_set *ss, const struct site *a)
+{
+	static char name[64];
+	struct sweep sw = { .name = name, .run = session_run, .min = 3 };
+
+	/* A copy: L()'s buffer is reused inside session_run. */
+	snprintf(name, sizeof(name), "[%s] session", mode->ao_name);
+	sx.pid = pid;
+	sx.ss = ss;
+	sx.a = a;
+	sx.fds = open_fds();
+	nomem_ours_only = 1;
+	sweep(&sw);
+	nomem_ours_only = 0;
+}
+#endif
+
 static void test_mode(pid_t pid, struct site_set *ss, const struct site *a)
 {
 	char why[256];
@@ -222,12 +295,19 @@ static void test_mode(pid_t pid, struct site_set *ss, const struct site *a)
 	static const int bpf_errs[] = { EPERM, ENOMEM, E2BIG }, nomem[] = { ENOMEM },
 			 pe_errs[] = { EMFILE, EACCES, ENOENT };
 
-	countdown(pid, ss, a, __NR_bpf, "bpf", bpf_errs, 3);
-	countdown(pid, ss, a, PLAN_MMAP, "mmap", nomem, 1);
+	sys_countdown(pid, ss, a, __NR_bpf, "bpf", bpf_errs, 3);
+	sys_countdown(pid, ss, a, PLAN_MMAP, "mmap", nomem, 1);
+#ifndef NOMEM_SKIP
+	if (allocator_is_ours())
+		alloc_countdown(pid, ss, a);
+	else
+		printf("ok %d - %s # SKIP the allocator is not ours (valgrind?)\n", ++unit_n,
+		       L("allocations"));
+#endif
 	if (mode == &attach_multi_ops)
 		return;
 	for (int i = 0; i < 3; i++)
-		countdown(pid, ss, a, __NR_perf_event_open, "perf_event_open", pe_errs + i, 1);
+		sys_countdown(pid, ss, a, __NR_perf_event_open, "perf_event_open", pe_errs + i, 1);
 }
 
 int main(void)
