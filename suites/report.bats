@@ -351,6 +351,27 @@ findings_run() {
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
 
+@test "report.results-mutation-heldout: results: CI's held-out sample (make mutate-heldout) gets its own header line and section beside the seeded one, with its survivors" {
+	d=$BATS_TEST_TMPDIR/r
+	hsuite "$d" s <<<$'1..1\nok 1 fine'
+	run -0 report results "$d" 10
+	assert_line '- Held-out mutation score (`make mutate-heldout`, CI): not run since this check'
+	{
+		printf 'id\tfile\tline\tcol\tfunction\toperator\toriginal\treplacement\tverdict\tby\tseconds\tbefore\tafter\n'
+		printf 'b1\tproviders/spec.c\t10\t5\tspec_num\tROR\t<\t<=\tkilled\tunit test_spec: not ok 3 x\t2\tif (a < b)\tif (a <= b)\n'
+		printf 'b2\tproviders/elf.c\t30\t5\telf_y\tOBO\t8\t9\tsurvived\tran: unit badinput\t40\tn < 8\tn < 9\n'
+	} >"$d/mutate-heldout.tsv"
+	printf 'seed: heldout-abc123\nbudget: 150\ncommand: harness/run/mutate --mutants 2 --seed heldout-abc123\nwall: 90\n' >"$d/mutate-heldout.txt"
+	run -0 report results "$d" 10
+	assert_line '- Held-out mutation score (`make mutate-heldout`, CI): 50.0% (1 of 2 killed or timed out); see "Mutation testing, held-out sample"'
+	assert_line '- Mutation score (`make mutate`): not run since this check'
+	m=$(section "$output" "Mutation testing, held-out sample")
+	grep -qF 'seed heldout-abc123, 150 s per mutant' <<<"$m" || fail "caption: $m"
+	grep -qF 'drawn after the tests were written' <<<"$m" || fail "what the sample is: $m"
+	grep -qxF -- '- `b2` providers/elf.c:30 `elf_y` OBO: `n < 8` → `n < 9`' <<<"$m" || fail "survivor: $m"
+	refute_line '## Mutation testing'
+}
+
 # Every report the kernel log patterns know, one per line (the headlines of
 # lib/bug.c, panic, watchdogs, RCU, sanitizers, the verifier, uprobes).
 KLOG_LINES=(

@@ -122,31 +122,47 @@ def summary(rows, meta):
     return out
 
 
-def header_line(results):
+# The two samples: the seeded one (`make mutate`, its survivors killed by
+# tests written for them) and CI's held-out one (`make mutate-heldout`: a
+# seed from the commit, a draw no test was written against).
+SAMPLES = {
+    "mutate": ("Mutation score (`make mutate`)", "Mutation testing"),
+    "mutate-heldout": ("Held-out mutation score (`make mutate-heldout`, CI)",
+                       "Mutation testing, held-out sample"),
+}
+
+
+def header_line(results, base="mutate"):
     """The RESULTS.md header bullet."""
-    path = os.path.join(results, "mutate.tsv")
+    label, title = SAMPLES[base]
+    path = os.path.join(results, base + ".tsv")
     if not os.path.exists(path):
-        return "- Mutation score (`make mutate`): not run since this check"
+        return f"- {label}: not run since this check"
     try:
         n = figures(read(path))
     except ReportError as e:
-        return f"- Mutation score (`make mutate`): could not be read: {esc(e)}"
-    return f"- Mutation score (`make mutate`): {score_text(n)}; see \"Mutation testing\""
+        return f"- {label}: could not be read: {esc(e)}"
+    return f"- {label}: {score_text(n)}; see \"{title}\""
 
 
-def section(results):
+def section(results, base="mutate"):
     """The Mutation testing section of RESULTS.md ([] when not run); a
     file it cannot read is named, the rest of RESULTS.md still written."""
-    path = os.path.join(results, "mutate.tsv")
+    title = SAMPLES[base][1]
+    path = os.path.join(results, base + ".tsv")
     if not os.path.exists(path):
         return []
     try:
         rows = read(path)
     except ReportError as e:
-        return ["", "## Mutation testing", "", f"`{path}` could not be read: {esc(e)}"]
-    meta = read_meta(os.path.join(results, "mutate.txt"))
+        return ["", f"## {title}", "", f"`{path}` could not be read: {esc(e)}"]
+    meta = read_meta(os.path.join(results, base + ".txt"))
     n = figures(rows)
-    out = ["", "## Mutation testing", "",
+    heldout = (["A seed derived from the commit, drawn after the tests were written: "
+                "what the oracle catches in mutants nobody has seen (the seeded score above "
+                "counts tests written against its own survivors).", ""]
+               if base == "mutate-heldout" else [])
+    out = ["", f"## {title}", ""] + heldout + [
            f"`{esc(meta.get('command', 'make mutate'))}` (harness/run/mutate; seed {esc(meta.get('seed', '?'))}, "
            f"{esc(meta.get('budget', '?'))} s per mutant, wall time {secs(meta.get('wall'))}): "
            "mutants of providers/ and the BPF program, each built and run against the unit tests and the "

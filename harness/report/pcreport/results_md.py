@@ -78,6 +78,7 @@ def header(results, run, wall):
             "- Sanitizers (`make sanitize`: unit tests and every suite on an ASan+UBSan build): "
             + ("; ".join(san_lines) if san_lines else "not run since this check"),
             mutation.header_line(results),
+            mutation.header_line(results, "mutate-heldout"),
             f"- Kernel log during the suites: {kernel_log_line(results)}",
             ACCOUNTING, ""]
 
@@ -326,7 +327,8 @@ def write(results, run, wall, issues, matrices, root):
     out += kernel_log_section(results)
     out += suites_section(run) + slowest_section(run, root) + failures_section(run)
     out += skipped_section(run) + units_section(run) + fuzz_section(results)
-    out += mutation.section(results) + cost.section(results)
+    out += (mutation.section(results) + mutation.section(results, "mutate-heldout") +
+            cost.section(results))
     for m, cols in matrices:
         if isinstance(cols, ReportError):
             out += ["", "## Kernel matrix", "", f"`{m}` could not be read: {esc(cols)}"]

@@ -8,7 +8,8 @@ function's other lines, or another function, leaves it unchanged.
 
 Selection: each candidate's rank is a hash of (seed, id), so a run is
 reproducible and adding a candidate elsewhere barely disturbs the sample.
-In rank order the sample takes first the best candidate of every file,
+In rank order the sample takes first the best candidate of every file
+(files in the order of those candidates' ranks),
 then up to N / (2 x operators) of every operator (half the sample spread
 evenly, so rare operators such as SIGN get their share), then the best
 of the rest: each file's share of that rest follows its candidate count.
@@ -44,8 +45,14 @@ def select(cands, n, seed, operators):
             ids.add(c.id)
             chosen.append(c)
 
-    for f in sorted({c.file for c in cands}):
-        take(next(c for c in ranked if c.file == f))
+    # Files in the order of their best candidate's rank: a sample smaller
+    # than the number of files (CI's held-out one) is not the first files
+    # of the alphabet; a larger one takes every file's best either way.
+    files = set()
+    for c in ranked:
+        if c.file not in files:
+            files.add(c.file)
+            take(c)
     floor = max(1, n // (2 * len(operators)))
     for op in operators:
         have = sum(c.op == op for c in chosen)
