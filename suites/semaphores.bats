@@ -148,6 +148,10 @@ peek_sema() {
 	pc_log "one of two tracers detached: semaphore reads $v2"
 	((v2 >= 1)) || fail "semaphore dropped to $v2 while a tracer is still attached"
 	release 2
+	# The third hit in t2's output before the SIGKILL, which would lose
+	# an event still in the ring (the oracle below wants all three).
+	pc_wait_until "$PC_TIMEOUT" grep -qF '"args":[-77,7]' "$t2out" ||
+		fail "tracer $t2 did not print the third hit"
 
 	# The second is killed: no tracer left, the semaphore is 0.
 	PC_TRACE_PID=$t2 PC_TRACE_OUT=$t2out

@@ -248,6 +248,26 @@ copy_tree() {
 	EOF
 }
 
+@test "structure.mutate-paths: the mutation runner's scripts exist where it runs them, and the unit binaries it leaves to a suite are the Makefile's UNITS_WAIT" {
+	run -0 /usr/bin/python3 - "$PROBECHECK_ROOT" <<-'EOF'
+	import os, sys
+	root = sys.argv[1]
+	sys.path[:0] = [os.path.join(root, "harness", "run", "pcmutate"), os.path.join(root, "harness", "report")]
+	import mut_check
+	class T: src = root
+	c = mut_check.Checks(T, None, None)
+	for p in [c.sweep] + [os.path.join(c.h, n) for n in ("run-unit", "run-suites", "run-valgrind")]:
+	    print(("ok " if os.access(p, os.X_OK) else "missing ") + os.path.relpath(p, root))
+	supp = mut_check.SAN_ENV(root)["LSAN_OPTIONS"].split("=", 1)[1]
+	print(("ok " if os.path.isfile(supp) else "missing ") + os.path.relpath(supp, root))
+	print("wait " + " ".join(sorted(mut_check.WAIT_UNITS)))
+	EOF
+	refute_line --partial missing
+	assert_line "ok harness/run/pcmutate/sweep"
+	wait=$(sed -n 's|^UNITS_WAIT := ||p' "$PROBECHECK_ROOT/Makefile" | sed 's|$(O)/unit/||g')
+	assert_line "wait $wait"
+}
+
 @test "structure.checklists-mutate: checklists: a providers/ file no line of ci/mutate-suites matches is named" {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
