@@ -104,11 +104,14 @@ class Checks:
         left = lambda: budget - (time.time() - t0)
         os.makedirs(res, exist_ok=True)
         tag = f"mutate-{os.getpid()}-{os.path.basename(res)}"
-        subprocess.run([self.sweep, "snap", res], check=True)
+        # The sweep lists processes with the build's pc-procs.
+        sweep_env = dict(os.environ, PROBECHECK_BUILD=self.tree.build)
+        subprocess.run([self.sweep, "snap", res], check=True, env=sweep_env)
         try:
             v, by, ran = self._checks(names, res, left, tag, late)
         finally:        # also when we are stopped half way
-            sw = subprocess.run([self.sweep, "check", res, tag], stdout=subprocess.PIPE, text=True)
+            sw = subprocess.run([self.sweep, "check", res, tag], stdout=subprocess.PIPE, text=True,
+                                env=sweep_env)
         if sw.returncode == 1 and v is None:
             return "killed", "leftovers after the tests: " + "; ".join(sw.stdout.splitlines())
         if v is None:
