@@ -1066,7 +1066,14 @@ _pc_err_trap() {
 }
 
 pc_teardown() {
-	_pc_untrapped _pc_teardown_body
+	local st=0
+	_pc_untrapped _pc_teardown_body || st=$?
+	# bats prints the last stack it took for a failed teardown: take ours,
+	# or it names the place in setup where the DEBUG trap was removed.
+	if ((st)) && declare -F bats_capture_stack_trace >/dev/null; then
+		bats_capture_stack_trace
+	fi
+	return $st
 }
 
 setup() {
