@@ -38,6 +38,14 @@ class Checks:
         self.h = os.path.join(tree.src, "harness", "run")
         self.sweep = os.path.join(self.h, "pcmutate", "sweep")
 
+    def sweep_run(self, *args):
+        """pcmutate/sweep ARGS, listing processes with the scratch build's
+        pc-procs (the copied tree has no build of its own); "snap" must
+        work."""
+        env = dict(os.environ, PROBECHECK_BUILD=self.tree.build)
+        return subprocess.run([self.sweep, *args], stdout=subprocess.PIPE, text=True,
+                              env=env, check=args[0] == "snap")
+
     def units(self, tree=None):
         return sorted(p for p in glob.glob(os.path.join((tree or self.tree).build, "unit", "test_*"))
                       if os.access(p, os.X_OK) and "." not in os.path.basename(p)
@@ -104,14 +112,11 @@ class Checks:
         left = lambda: budget - (time.time() - t0)
         os.makedirs(res, exist_ok=True)
         tag = f"mutate-{os.getpid()}-{os.path.basename(res)}"
-        # The sweep lists processes with the build's pc-procs.
-        sweep_env = dict(os.environ, PROBECHECK_BUILD=self.tree.build)
-        subprocess.run([self.sweep, "snap", res], check=True, env=sweep_env)
+        self.sweep_run("snap", res)
         try:
             v, by, ran = self._checks(names, res, left, tag, late)
         finally:        # also when we are stopped half way
-            sw = subprocess.run([self.sweep, "check", res, tag], stdout=subprocess.PIPE, text=True,
-                                env=sweep_env)
+            sw = self.sweep_run("check", res, tag)
         if sw.returncode == 1 and v is None:
             return "killed", "leftovers after the tests: " + "; ".join(sw.stdout.splitlines())
         if v is None:
