@@ -36,6 +36,7 @@ static struct {
 	int hit;                /* the planned failure happened */
 	const char *suffix;     /* read: only of a file whose path ends so */
 	int fd;                 /* that file's descriptor, once opened */
+	int fill;               /* read: succeed with as many bytes as asked */
 } plan;
 
 static void fail_call(const char *call, int after, int err)
@@ -46,6 +47,7 @@ static void fail_call(const char *call, int after, int err)
 	plan.hit = 0;
 	plan.suffix = NULL;
 	plan.fd = -1;
+	plan.fill = 0;
 }
 
 /* A read of the file whose path ends with @suffix fails as planned. */
@@ -111,9 +113,23 @@ int open(const char *path, int flags, ...)
 /* Where _FILE_OFFSET_BITS=64 names it so: the same call. */
 int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
+/* A /proc/PID/stat line as long as the caller's buffer allows: a comm
+ * of 15 characters and a tail of spaces (the kernel's own line is never
+ * this long, but a reader must not trust that). */
+static ssize_t fill_stat(void *buf, size_t n)
+{
+	static const char line[] = "4242 (fifteen-chars-x) S 77 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 31337 ";
+
+	memset(buf, ' ', n);
+	memcpy(buf, line, n < sizeof(line) - 1 ? n : sizeof(line) - 1);
+	return (ssize_t)n;
+}
+
 ssize_t read(int fd, void *buf, size_t n)
 {
 	if (planned_on("read", fd)) {
+		if (plan.fill)
+			return fill_stat(buf, n);
 		if (!plan.err)
 			return 0;
 		errno = plan.err;
@@ -182,6 +198,15 @@ static void test_proc_stat_read(void)
 	stat_fails("open", ENOENT, -ESRCH, "open failing with ENOENT (no such pid): -ESRCH");
 	stat_fails("open", EACCES, -EACCES, "open failing with EACCES: -EACCES");
 	stat_fails("open", EMFILE, -EMFILE, "open failing with EMFILE: -EMFILE");
+	/* A read that fills all it was asked for: parsed within the buffer
+	 * (an overflow is the sanitizer build's to see). */
+	fail_call("read", 0, 0);
+	plan.fill = 1;
+	UNIT_EQ_INT(proc_stat_read(getpid(), &ps), 0, "a read that fills the buffer: parsed");
+	UNIT_TRUE(plan.hit, "the full read happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(ps.ps_ppid, 77, "a full buffer: its ppid");
+	UNIT_TRUE(ps.ps_start == 31337, "a full buffer: its start time");
 }
 
 /*
