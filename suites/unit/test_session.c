@@ -141,8 +141,7 @@ static void test_limit(pid_t pid, const struct site *a)
 	struct session_opts so = { .so_attach = mode };
 	struct site_set big = { .ss_n = PC_MAX_SPECS + 1 };
 	struct pc_session *s = NULL;
-	char err[512] = "", path[PATH_MAX];
-	int fd, saved, rc;
+	int rc;
 
 	big.ss_v = malloc(big.ss_n * sizeof(*big.ss_v));
 	if (!big.ss_v || session_open(&so, &s)) {
@@ -152,20 +151,11 @@ static void test_limit(pid_t pid, const struct site *a)
 	}
 	for (size_t i = 0; i < big.ss_n; i++)
 		big.ss_v[i] = *a;       /* shallow: the strings stay a's */
-	snprintf(path, sizeof(path), "%s/limit.err", tmpdir);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	unit_capture(1);
 	rc = session_attach_from(s, &big, 0, pid);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	(void)!pread(fd, err, sizeof(err) - 1, 0);
-	close(fd);
-	unlink(path);
+	unit_capture(0);
 	UNIT_EQ_INT(rc, -E2BIG, L("limit: 65537 sites: -E2BIG"));
-	UNIT_TRUE(strstr(err, "65537 sites exceed the limit of 65536"),
+	UNIT_TRUE(strstr(unit_captured, "65537 sites exceed the limit of 65536"),
 		  L("limit: the message names the count and the limit"));
 	UNIT_EQ_INT(sema(pid, a), 0, L("limit: nothing attached (a_good's semaphore 0)"));
 	session_close(s);

@@ -331,29 +331,18 @@ static int in_uprobe_events(const char *group)
  * what it printed into @msg. */
 static int id_fails(const struct site *st, int err, char *msg, size_t len)
 {
-	char path[64];
 	struct tfs_entry *ent = NULL;
-	int rc, fd, saved;
-	ssize_t n;
+	int rc;
 
-	snprintf(path, sizeof(path), "/tmp/pc-sysfail-err.%d", (int)getpid());
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	unit_capture(1);
 	fail_read_of("/id", err);
 	rc = tfs_perf_open(st, getpid(), &ent);
 	UNIT_TRUE(plan.hit, "the planned read of the id file happened");
 	plan.call = NULL;
 	UNIT_TRUE(ent == NULL, "no entry handed out");
 	tfs_release(&ent, 1);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, msg, len - 1, 0);
-	msg[n > 0 ? n : 0] = '\0';
-	close(fd);
-	unlink(path);
+	unit_capture(0);
+	snprintf(msg, len, "%s", unit_captured);
 	return rc;
 }
 

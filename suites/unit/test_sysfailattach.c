@@ -107,19 +107,6 @@ static const char *L(const char *what)
 	return buf;
 }
 
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	while (d && (e = readdir(d)))
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n - 1;   /* the directory's own */
-}
-
 /* Entries of this process's group (probecheck_PID_START: other
  * tracers, other tests' included, may be running). */
 static int ours_in_uprobe_events(void)
@@ -144,15 +131,9 @@ static int one_session(pid_t pid, struct site_set *ss, const struct site *a,
 {
 	struct session_opts so = { .so_attach = mode };
 	struct pc_session *s = NULL;
-	char path[PATH_MAX];
-	int fd, saved, rc;
-	ssize_t n;
+	int rc;
 
-	snprintf(path, sizeof(path), "%s/sysfail.err", tmpdir);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	unit_capture(1);
 	*sema_on = -1;
 	plan.active = 1;
 	plan.hit = 0;
@@ -166,13 +147,8 @@ static int one_session(pid_t pid, struct site_set *ss, const struct site *a,
 	plan.active = 0;
 	if (s)
 		session_close(s);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, msg, len - 1, 0);
-	msg[n > 0 ? n : 0] = '\0';
-	close(fd);
-	unlink(path);
+	unit_capture(0);
+	snprintf(msg, len, "%s", unit_captured);
 	return rc;
 }
 
@@ -182,7 +158,7 @@ static void sys_countdown(pid_t pid, struct site_set *ss, const struct site *a,
 		      long nr, const char *call, const int *errs, int nerr)
 {
 	char msg[4096], w[200], names[64] = "";
-	int fds = open_fds(), bad = 0, n, rc, on, fails = 0, err;
+	int fds = unit_fds(), bad = 0, n, rc, on, fails = 0, err;
 	size_t keep = ss->ss_n;
 
 	for (int i = 0; i < nerr; i++)
@@ -207,11 +183,11 @@ static void sys_countdown(pid_t pid, struct site_set *ss, const struct site *a,
 			printf("# %s: no error, yet a_good's semaphore read %d while attached\n", w, on);
 			bad = 1;
 		}
-		if (sema(pid, a) != 0 || site_clean(pid, a) != 1 || open_fds() != fds ||
+		if (sema(pid, a) != 0 || site_clean(pid, a) != 1 || unit_fds() != fds ||
 		    own_fds("anon_inode:[perf_event]") || ours_in_uprobe_events()) {
 			printf("# %s: after session_close: semaphore %d, site clean %d, fds %d (before %d), "
 			       "uprobe_events entries %d\n", w, sema(pid, a), site_clean(pid, a),
-			       open_fds(), fds, ours_in_uprobe_events());
+			       unit_fds(), fds, ours_in_uprobe_events());
 			bad = 1;
 		}
 		if (bad) {
@@ -261,7 +237,7 @@ static int session_run(void *ctx)
 	countdown = -1;
 	if (!rc && on != 1)
 		UNIT_EQ_INT(on, 1, L("allocations: a session without error has a_good attached"));
-	if (sema(sx.pid, sx.a) != 0 || site_clean(sx.pid, sx.a) != 1 || open_fds() != sx.fds)
+	if (sema(sx.pid, sx.a) != 0 || site_clean(sx.pid, sx.a) != 1 || unit_fds() != sx.fds)
 		UNIT_TRUE(0, L("allocations: after close, semaphore 0, site clean, no descriptor more"));
 	countdown = armed;
 	return rc;
@@ -277,7 +253,7 @@ static void alloc_countdown(pid_t pid, struct site_set *ss, const struct site *a
 	sx.pid = pid;
 	sx.ss = ss;
 	sx.a = a;
-	sx.fds = open_fds();
+	sx.fds = unit_fds();
 	nomem_ours_only = 1;
 	sweep(&sw);
 	nomem_ours_only = 0;

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
 #include <inttypes.h>
@@ -73,6 +74,38 @@ static inline void unit_quiet(int on)
 		dup2(unit_saved_stderr, 2);
 		close(unit_saved_stderr);
 		unit_saved_stderr = -1;
+	}
+}
+
+/*
+ * unit_capture(1): stderr into an unlinked temporary file until
+ * unit_capture(0), which leaves what was printed in unit_captured
+ * (NUL-terminated, cut at its size): a test reads the message of the
+ * code under test.
+ */
+static char unit_captured[4096];
+static int unit_capture_fd = -1, unit_capture_saved = -1;
+static inline void unit_capture(int on)
+{
+	char path[] = "/tmp/pc-unit-stderr.XXXXXX";
+	ssize_t n;
+
+	fflush(stderr);
+	if (on && unit_capture_fd < 0) {
+		unit_captured[0] = '\0';
+		unit_capture_fd = mkstemp(path);
+		if (unit_capture_fd < 0)
+			return;
+		unlink(path);
+		unit_capture_saved = dup(2);
+		dup2(unit_capture_fd, 2);
+	} else if (!on && unit_capture_fd >= 0) {
+		dup2(unit_capture_saved, 2);
+		close(unit_capture_saved);
+		n = pread(unit_capture_fd, unit_captured, sizeof(unit_captured) - 1, 0);
+		unit_captured[n > 0 ? n : 0] = '\0';
+		close(unit_capture_fd);
+		unit_capture_fd = unit_capture_saved = -1;
 	}
 }
 
