@@ -349,8 +349,8 @@ _pc_inv_obj() {
 		mapfile -t out < <(printf '%s\n' "${out[@]}" | sort -k2,2n -u)
 		_pc_inv_file_bytes "$file" "${out[@]}" || return 1
 	fi
-	[[ -n $cache ]] && printf '%s' "${_PC_INV_OBJ[$_pc_inv_key]}" >"$cache.$$" &&
-		mv -f "$cache.$$" "$cache"
+	[[ -n $cache ]] && printf '%s' "${_PC_INV_OBJ[$_pc_inv_key]}" >"$cache.$BASHPID" &&
+		mv -f "$cache.$BASHPID" "$cache"
 	return 0
 }
 
