@@ -12,8 +12,7 @@ failures, then the verdict.
 """
 
 from . import findings as F
-from .matrix import first_sentence
-from .md import plural
+from .md import first_sentence, plural
 
 RULE = "=" * 72
 

@@ -20,7 +20,7 @@ from . import findings as F
 from . import kdir as K
 from . import kernlog
 from .errors import ReportError, read_optional, read_text
-from .md import esc, secs
+from .md import esc, first_sentence, secs
 
 CAP_RE = re.compile(r"^[a-z][a-z0-9_]*=[01]$")
 HEADER = ["name", "spec", "verdict", "why", "boot_s", "wall_s", "release"]
@@ -209,11 +209,6 @@ def findings_lines(issues, columns, level):
             cells.append(("**reproduced**" if f.state == "reproduced" else f.state) + f" ({esc(f.detail)})")
         out.append(f"| {i.id} | {esc(first_sentence(i.title))} |" + "".join(f" {x} |" for x in cells))
     return out + [""]
-
-
-def first_sentence(title):
-    """The part of a title before its first colon: short enough for a table."""
-    return title.split(":", 1)[0]
 
 
 def verdicts(cols):

@@ -20,3 +20,8 @@ def secs(s):
 
 def plural(n, word):
     return f"{n} {word}{'s' * (n != 1)}"
+
+
+def first_sentence(title):
+    """The part of a title before its first colon: short enough for a table."""
+    return title.split(":", 1)[0]
