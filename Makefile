@@ -214,10 +214,26 @@ check: all
 	echo $$(( $$(date +%s) - start )) > $(RESULTS_DIR)/wall_s; \
 	$(MAKE) --no-print-directory results || w=1; \
 	./harness/report/report check --status run-unit=$$u --status run-suites=$$s --status run-valgrind=$$v \
-		--status RESULTS.md=$$w $(RESULTS_DIR)
+		--status make-results=$$w $(RESULTS_DIR)
 
-# RESULTS.md from the last check's results (with the coverage figure when
-# `make coverage` ran since) and every matrix directory.
+# The HTML report (harness/report/pcreport/html.py) into $(REPORT_DIR),
+# from the same inputs as RESULTS.md: $(call report_html,RESULTS,WALL_S).
+# Only the matrices of this commit are shown.  Debian's python3: the
+# report needs its python3-jinja2 and python3-matplotlib (ci/packages.txt),
+# which a python3 found first on PATH (pyenv, a venv) may lack.
+PYTHON3    ?= /usr/bin/python3
+REPORT_DIR := $(O)/report
+report_html = if $(PYTHON3) ./harness/report/report html \
+		--commit "$$(git describe --always --dirty 2>/dev/null || echo unknown)" $(REPORT_DIR) $(1) $(2) \
+		$$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR)) >/dev/null; then \
+		echo "probecheck: $(REPORT_DIR)/index.html updated"; \
+	else \
+		echo "probecheck: $(REPORT_DIR) NOT updated (see above)"; false; \
+	fi
+
+# RESULTS.md and the HTML report from the last check's results (with the
+# coverage figure when `make coverage` ran since) and every matrix
+# directory.
 .PHONY: results
 results:
 	$(Q)rm -rf $(RESULTS_DIR)/bench; \
@@ -231,6 +247,7 @@ results:
 	else \
 		rm -f RESULTS.md.tmp; echo "probecheck: RESULTS.md NOT updated (see above)"; exit 1; \
 	fi
+	$(Q)$(call report_html,$(RESULTS_DIR),$$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0))
 
 # Unit tests and suites on a gcov build (-O0, in $(O)-cov); the figure is
 # for providers/ and harness/.  Test failures here are reported, not
@@ -394,6 +411,7 @@ matrix: all
 	elif [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
 		./harness/report/report results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
 		echo "probecheck: RESULTS.md updated"; \
+		$(call report_html,$$r,$${w:-0}) || st=1; \
 	fi; \
 	exit $$st
 
@@ -454,7 +472,7 @@ help:
 	@echo 'probecheck targets:'
 	@echo '  all          build $(O)/probecheck, tools, fixtures, unit tests'
 	@echo '  check        deps + build + unit tests + all suites on this kernel; writes RESULTS.md; kernel findings last'
-	@echo '  results      RESULTS.md again from the last check (and coverage, matrix) results'
+	@echo '  results      RESULTS.md and $(O)/report/index.html again from the last check (and coverage, matrix) results'
 	@echo '  check-unit   C unit tests only'
 	@echo '  check-suites bats suites only (SUITES="suites/x.bats" to select)'
 	@echo '  coverage     gcov build, run everything, line coverage of providers/ and harness/; into RESULTS.md'

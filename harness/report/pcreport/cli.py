@@ -75,6 +75,27 @@ def cmd_results(a):
     return 0
 
 
+def cmd_html(a):
+    """The HTML report into OUTDIR (pcreport/html.py), from the inputs of
+    `report results`.  jinja2 and matplotlib are imported here only, so
+    every other command works without them."""
+    if not os.path.isdir(a.results):
+        raise ReportError(f"'{a.results}': no such directory")
+    if not a.wall.isdigit():
+        raise ReportError(f"'{a.wall}': not a number of seconds")
+    try:
+        from . import html
+    except ImportError as e:
+        raise ReportError(f"needs jinja2 and matplotlib, and {sys.executable} cannot import "
+                          f"{e.name}: on Debian 12, apt-get install python3-jinja2 python3-matplotlib "
+                          f"and run it with /usr/bin/python3") from None
+    from . import htmlview
+    rep = htmlview.gather(a.results, int(a.wall), load_issues(a), a.dirs, ROOT, a.commit)
+    n = html.write(a.out, rep)
+    print(f"report html: {n} pages in {a.out} ({len(rep.kernels)} kernels, {len(rep.tracers)} tracers)")
+    return 0
+
+
 def cmd_matrix(a):
     if not os.path.isfile(os.path.join(a.matrix, "kernels.tsv")):
         raise ReportError(f"'{a.matrix}': no kernels.tsv (not a matrix directory)")
@@ -208,6 +229,12 @@ def parser():
     s.add_argument("results", metavar="RESULTS_DIR")
     s.add_argument("wall", metavar="WALL_SECONDS")
     s.add_argument("matrices", metavar="MATRIX_DIR", nargs="*")
+    s = add("html", cmd_html, "the HTML report (index.html and a page per kernel and tracer) into OUTDIR")
+    s.add_argument("--commit", default="", help="the checkout's commit: only matrices of it are shown (default: all)")
+    s.add_argument("out", metavar="OUTDIR")
+    s.add_argument("results", metavar="RESULTS_DIR")
+    s.add_argument("wall", metavar="WALL_SECONDS")
+    s.add_argument("dirs", metavar="MATRIX_DIR", nargs="*", help="matrix and conformance directories")
     s = add("matrix", cmd_matrix, "the Kernel matrix section of a matrix directory, or its verdicts")
     s.add_argument("--verdicts", action="store_true", help="NAME<TAB>VERDICT<TAB>WHY per kernel instead")
     s.add_argument("matrix", metavar="MATRIX_DIR")

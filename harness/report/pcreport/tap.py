@@ -96,6 +96,20 @@ def parse(text, path="-"):
     return tap
 
 
+def blocks(text):
+    """Each result's lines as printed, in order: its result line and the
+    "#" lines after it.  They line up with parse(TEXT).results (the same
+    lines count as results), for a report that shows a test's own TAP."""
+    out = []
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if RESULT_RE.match(line):
+            out.append([line])
+        elif line.startswith("#") and out:
+            out[-1].append(line)
+    return out
+
+
 def load(path):
     """parse() of the file at PATH (ReportError if it cannot be read)."""
     return parse(read_text(path), path)
