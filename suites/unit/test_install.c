@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "unit.h"
 #include "install_check.h"
 #include "log.h"
@@ -52,8 +53,34 @@ static void test_one_mapping_per_object(void)
 	site_set_free(&ss);
 }
 
+/* An int3 that is the file's own byte (a program's own breakpoint, or a
+ * file rewritten by a debugger) says nothing of a uprobe: the site reads
+ * as not installed, unlike a 0xcc over any other byte (the kernel's). */
+static void test_own_int3(void)
+{
+	char path[] = "/tmp/pc-install.XXXXXX";
+	unsigned char bytes[64];
+	struct site_set ss = { 0 };
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		UNIT_TRUE(0, "mkstemp");
+		return;
+	}
+	memset(bytes, 0x90, sizeof(bytes));
+	bytes[16] = 0xcc;
+	UNIT_TRUE(write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "write the object");
+	close(fd);
+	add(&ss, path, 16);
+	UNIT_EQ_INT(install_check_here(&ss, 0, NULL), -PC_ENOTSUPP,
+		    "a site on the file's own int3 (0xcc in the file too): not installed");
+	site_set_free(&ss);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_one_mapping_per_object();
+	test_own_int3();
 	return unit_done();
 }

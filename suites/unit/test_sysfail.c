@@ -6,7 +6,7 @@
  * (EIO).  Each caller must answer with its documented error, never with
  * success on what it did not read.
  *
- * The binary interposes open, open64, read, write and renameat (an
+ * The binary interposes open, open64, read, write, renameat and pipe2 (an
  * executable's definitions win over libc's for the objects linked into
  * it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
@@ -23,11 +23,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "unit.h"
 #include "attach_tracefs.h"
+#include "features.h"
 #include "procstat.h"
 #include "stash.h"
+#include "uprobe_pmu.h"
 
 static struct {
 	const char *call;       /* NULL: nothing planned */
@@ -156,6 +159,15 @@ int renameat(int olddfd, const char *old, int newdfd, const char *new)
 		return -1;
 	}
 	return syscall(SYS_renameat, olddfd, old, newdfd, new);
+}
+
+int pipe2(int fds[2], int flags)
+{
+	if (planned("pipe2")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_pipe2, fds, flags);
 }
 
 /* Whether the code under test reaches the definitions above. */
@@ -389,12 +401,52 @@ static void test_tracefs_event_id(void)
 	unlink(exe);
 }
 
+/* The nop5 optimization probe's two pipes, each failing in turn: its
+ * errno back, no child started, nothing left open (before the probe got
+ * to fork, a failed first pipe went unnoticed by a mutant). */
+static void test_optimize_pipes(void)
+{
+	static const int errs[] = { EMFILE, ENFILE };
+	char why[256];
+
+	for (int i = 0; i < 2; i++) {
+		int fds = unit_fds(), rc;
+
+		fail_call("pipe2", i, errs[i]);
+		rc = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why));
+		UNIT_TRUE(plan.hit, "the planned pipe2 failure happened");
+		plan.call = NULL;
+		UNIT_EQ_INT(rc, -errs[i], i ? "uprobe_optimize probe, second pipe fails: its errno"
+					    : "uprobe_optimize probe, first pipe fails: its errno");
+		UNIT_EQ_INT(unit_fds(), fds, "no descriptor left by the failed probe");
+		UNIT_EQ_INT(waitpid(-1, NULL, WNOHANG), -1, "no child started");
+	}
+}
+
+/* A PMU format field that cannot be read: its errno, nothing parsed
+ * from a buffer nothing was read into. */
+static void test_pmu_format(void)
+{
+	int lo = -1;
+
+	UNIT_EQ_INT(uprobe_pmu_bit("pc_no_such_field", &lo), -ENOENT,
+		    "uprobe_pmu_bit of a field the PMU does not have: -ENOENT");
+	fail_call("open", 0, EACCES);
+	UNIT_EQ_INT(uprobe_pmu_bit("retprobe", &lo), -EACCES,
+		    "uprobe_pmu_bit, the format file not readable: -EACCES");
+	UNIT_TRUE(plan.hit, "the planned open failure happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(lo, -1, "nothing parsed");
+}
+
 int main(void)
 {
 	if (calls_are_ours()) {
 		test_proc_stat_read();
 		test_stash_record_write();
 		test_tracefs_event_id();
+		test_optimize_pipes();
+		test_pmu_format();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");

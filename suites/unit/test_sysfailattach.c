@@ -123,6 +123,17 @@ static int ours_in_uprobe_events(void)
 	return n;
 }
 
+/* The lines of @msg that are probecheck's own errors (pc_err; libbpf's
+ * warnings, passed on as "probecheck: libbpf: ...", are not ours). */
+static int errors_in(const char *msg)
+{
+	int n = 0;
+
+	for (const char *p = msg; (p = strstr(p, "probecheck: ")); p++)
+		n += (p == msg || p[-1] == '\n') && strncmp(p + 12, "libbpf: ", 8);
+	return n;
+}
+
 /* Run one session with the plan armed; its stderr into @msg.  Returns
  * the first error (open or attach), 0 if both worked; *sema_on: a_good's
  * semaphore while attached (-1 if it never was). */
@@ -178,6 +189,12 @@ static void sys_countdown(pid_t pid, struct site_set *ss, const struct site *a,
 			 strerrorname_np(err));
 		if (rc < 0 && !msg[0]) {
 			printf("# %s: error %d without a message\n", w, rc);
+			bad = 1;
+		} else if (rc < 0 && errors_in(msg) != 1) {
+			/* A failure goes straight to the cleanup: a step run
+			 * after it fails again, says so, and returns its own
+			 * error instead of the first one. */
+			printf("# %s: error %d with %d error lines\n", w, rc, errors_in(msg));
 			bad = 1;
 		} else if (!rc && on != 1) {
 			printf("# %s: no error, yet a_good's semaphore read %d while attached\n", w, on);
