@@ -231,6 +231,18 @@ report_html = if $(PYTHON3) ./harness/report/report html \
 		echo "probecheck: $(REPORT_DIR) NOT updated (see above)"; false; \
 	fi
 
+# RESULTS.md (one page: harness/report/pcreport/summary_md.py) and
+# RESULTS/DETAILS.md (every section in full: results_md.py) from the same
+# inputs: $(call results_md,RESULTS,WALL_S).
+results_md = mkdir -p $(1) && args="$(1) $(2) $$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR))"; \
+	if ./harness/report/report results $$args > RESULTS.md.tmp && \
+		./harness/report/report results --full $$args > $(1)/DETAILS.md.tmp; then \
+		mv RESULTS.md.tmp RESULTS.md && mv $(1)/DETAILS.md.tmp $(1)/DETAILS.md && \
+		echo "probecheck: RESULTS.md and $(1)/DETAILS.md updated"; \
+	else \
+		rm -f RESULTS.md.tmp $(1)/DETAILS.md.tmp; echo "probecheck: RESULTS.md NOT updated (see above)"; false; \
+	fi
+
 # RESULTS.md and the HTML report from the last check's results (with the
 # coverage figure when `make coverage` ran since) and every matrix
 # directory.
@@ -241,12 +253,7 @@ results:
 		[ -f "$$t" ] || continue; n=$$(basename $$(dirname $$t)); mkdir -p $(RESULTS_DIR)/bench; \
 		cp $$t $(RESULTS_DIR)/bench/$$n.tsv && cp $$(dirname $$t)/bench.meta $(RESULTS_DIR)/bench/$$n.meta; \
 	done
-	$(Q)if ./harness/report/report results $(RESULTS_DIR) $$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0) \
-		$(wildcard $(O)/matrix*) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md; then \
-		echo "probecheck: RESULTS.md updated"; \
-	else \
-		rm -f RESULTS.md.tmp; echo "probecheck: RESULTS.md NOT updated (see above)"; exit 1; \
-	fi
+	$(Q)$(call results_md,$(RESULTS_DIR),$$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0))
 	$(Q)$(call report_html,$(RESULTS_DIR),$$(cat $(RESULTS_DIR)/wall_s 2>/dev/null || echo 0))
 
 # Unit tests and suites on a gcov build (-O0, in $(O)-cov); the figure is
@@ -409,8 +416,7 @@ matrix: all
 	if [ ! -f $$r/suites.tsv ]; then \
 		echo "probecheck: RESULTS.md not rewritten: no host results (make check, or a matrix with host)"; \
 	elif [ -f $(MATRIX_DIR)/kernels.tsv ]; then \
-		./harness/report/report results $$r $${w:-0} $$(ls -d $(O)/matrix* 2>/dev/null) $(wildcard $(CONFORMANCE_DIR)) > RESULTS.md.tmp && mv RESULTS.md.tmp RESULTS.md && \
-		echo "probecheck: RESULTS.md updated"; \
+		{ $(call results_md,$$r,$${w:-0}); } || st=1; \
 		$(call report_html,$$r,$${w:-0}) || st=1; \
 	fi; \
 	exit $$st

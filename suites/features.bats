@@ -154,7 +154,7 @@ required_keys() {
 	((${#missing[@]} == 0)) || fail "required, but not a row of 'probecheck features': ${missing[*]}"
 }
 
-@test "features.fake-row: a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities" {
+@test "features.fake-row: a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities (line and grid)" {
 	requires cmd:python3
 	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE)'
 	export PROBECHECK_FEATURE_FAKE=pc_fake_row
@@ -171,7 +171,10 @@ required_keys() {
 	echo "$(uname -r)" >"$d/run/kernel"
 	: >"$d/run/kernel-findings.txt"
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line --regexp '^- Capabilities: (.*, )?pc_fake_row no(, |$)'
 	assert_line --regexp '^- Capabilities: (.*, )?ref_ctr_offset (yes|no)(, |$)'
+	# and RESULTS.md's capability grid
+	run -0 report results "$d" 10
+	assert_line '| pc_fake_row | no |'
 }

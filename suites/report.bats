@@ -143,7 +143,7 @@ findings_run() {
 	refute_line --partial "kernel log:"
 	printf 'WARNING: CPU: 1 PID: 7 at kernel/events/uprobes.c:1\n' >"$d/run/kernel-findings.txt"
 	run -0 report check "$d"
-	assert_line "  kernel log: 1 report while the suites ran (RESULTS.md, Kernel log)"
+	assert_line "  kernel log: 1 report while the suites ran (build/results/DETAILS.md, Kernel log)"
 	# not run at all: not tested either
 	rm "$d/detachkill.tap"
 	sed -i '/^detachkill/d' "$d/suites.tsv"
@@ -200,13 +200,13 @@ findings_run() {
 	assert_line "  run-valgrind exited with status 1"
 }
 
-@test "report.results-findings-first: results: RESULTS.md opens with the kernel findings (id, title, outcome, tests, evidence), then the suites with a kernel column" {
+@test "report.results-findings-first: results --full: the full document (DETAILS.md) opens with the kernel findings (id, title, outcome, tests, evidence), then the suites with a kernel column" {
 	results_issues
 	d=$BATS_TEST_TMPDIR/r
 	findings_run "$d"
 	hsuite "$d" u < <(printf '1..1\n'; sym 1 "tracer bug" mystery)
 	printf 'valgrind: 6 of 6 runs clean\n' >"$d/valgrind.txt"
-	run -0 report results "$d" 75
+	run -0 report results --full "$d" 75
 	# the first section after the header lines
 	assert_equal "$(grep -m1 '^## ' <<<"$output")" "## Kernel findings"
 	assert_line "- Wall time: 1m 15s"
@@ -228,7 +228,7 @@ findings_run() {
 	m=$BATS_TEST_TMPDIR/m
 	kern "$m" old PASS
 	suite "$m" old s <<<$'1..1\nok 1 s.red-zone: red zone'
-	run -0 report results "$d" 75 "$m"
+	run -0 report results --full "$d" 75 "$m"
 	f=$(section "$output" "Kernel findings")
 	grep -qxF '| K1 | the red zone is overwritten | **reproduced** (by 1 test) | not reproduced (1 test passed) |' <<<"$f" ||
 		fail "K1 row with the matrix: $f"
@@ -237,25 +237,99 @@ findings_run() {
 	# two matrices running one kernel: each column names its directory
 	kern "$BATS_TEST_TMPDIR/m2" old PASS
 	suite "$BATS_TEST_TMPDIR/m2" old s <<<$'1..1\nok 1 s.red-zone: red zone'
-	run -0 report results "$d" 75 "$m" "$BATS_TEST_TMPDIR/m2"
+	run -0 report results --full "$d" 75 "$m" "$BATS_TEST_TMPDIR/m2"
 	f=$(section "$output" "Kernel findings")
 	grep -qxF '| id | title | this run (`6.18.44-test`) | old (m) | old (m2) |' <<<"$f" ||
 		fail "header with two matrices: $f"
 	# a matrix that cannot be read is named with the reason; the rest is written
 	mkdir -p "$BATS_TEST_TMPDIR/bad" && echo 'not a header' >"$BATS_TEST_TMPDIR/bad/kernels.tsv"
-	run -0 --separate-stderr report results "$d" 75 "$BATS_TEST_TMPDIR/bad"
+	run -0 --separate-stderr report results --full "$d" 75 "$BATS_TEST_TMPDIR/bad"
 	assert_line "\`$BATS_TEST_TMPDIR/bad\` could not be read: '$BATS_TEST_TMPDIR/bad/kernels.tsv': unexpected header (not written by harness/kernels/matrix?)"
 	assert_line '| s | 2 | 0 | 0 | 1 | 2s |'
 	# no dmesg scan: it says so
 	rm "$d/run/kernel-findings.txt"
-	run -0 report results "$d" 75
+	run -0 report results --full "$d" 75
 	assert_line "- Kernel log during the suites: not scanned (no suite ran, or dmesg was not readable)"
+}
+
+# one_page_inputs D: a host run (K1 reproduced, one plain failure), a
+# matrix of this commit (old: K1 not reproduced; bad: FAIL), one of another
+# commit, a conformance run of this commit (bt fails two tests, one that
+# probecheck passes), and the commit of each.
+one_page_inputs() {
+	local d=$1
+	results_issues
+	findings_run "$d/r"
+	hsuite "$d/r" u < <(printf '1..1\n'; sym 1 "u.x: tracer bug" mystery)
+	printf 'uprobe_pmu=1\ntracefs=1\nuprobe_multi=1\n' >"$d/r/run/caps"
+	echo abc1234 >"$d/r/run/commit"
+	printf 'valgrind: 6 of 6 runs clean\n' >"$d/r/valgrind.txt"
+	kern "$d/m" old PASS
+	suite "$d/m" old s <<<$'1..2\nok 1 s.red-zone: red zone\nok 2 s.fork-ok: fork ok'
+	kern "$d/m" bad FAIL
+	suite "$d/m" bad s <<<$'1..1\nnot ok 1 s.red-zone: red zone'
+	kern "$d/m-old" ancient PASS
+	echo 0ld0ld0 >"$d/m-old/commit"
+	mkdir -p "$d/c/claims" "$d/c/bt/repro/arguments-2"
+	echo abc1234 >"$d/c/commit"
+	printf 'probecheck\t0\t10\tprobecheck abc\nbt\t1\t20\tbpftrace v0.17.0\n' >"$d/c/tracers.tsv"
+	printf 'usdt yes\n' | tee "$d/c/claims/probecheck" >"$d/c/claims/bt"
+	hsuite "$d/c/probecheck" arguments <<<$'1..3\nok 1 arguments.a-a: a\nnot ok 2 arguments.b-b: b\nok 3 arguments.c-c: c'
+	hsuite "$d/c/bt" arguments <<<$'1..3\nnot ok 1 arguments.a-a: a\n# oracle and trace differ\nnot ok 2 arguments.b-b: b\nok 3 arguments.c-c: c'
+	echo 'expected {"args":[1]}; got {"args":[2]}' >"$d/c/bt/repro/arguments-2/first-difference.txt"
+}
+
+@test "report.results-one-page: results: RESULTS.md answers on one page: verdict, kernels x findings, capabilities, tracers with their top failures and reproducers, failures, where the details are" {
+	local d=$BATS_TEST_TMPDIR
+	one_page_inputs "$d"
+	run -0 report results "$d/r" 75 "$d/m" "$d/m-old" "$d/c"
+	(( ${#lines[@]} <= 200 )) || fail "${#lines[@]} lines"
+	# the answer in the first screen: the verdict and the findings grid
+	head -n 40 <<<"$output" | grep -qxF '| `6.18.44-test` (this run) | **R** | no | - |' ||
+		fail "no findings row in the first 40 lines: $(head -n 40 <<<"$output")"
+	assert_equal "$(grep '^## ' <<<"$output" | xargs)" \
+		"## Verdict ## Kernels × findings ## Kernels × capabilities ## Tracers ## Failures of this run ## Where the details are"
+	assert_line --partial '**FAIL**: `make check` on `6.18.44-test`, commit `abc1234`, 1m 15s: 2 passed, 1 failed, 2 skipped, 1 reproduced a listed kernel finding (K1); 0 of 0 unit binaries passed; valgrind 6 of 6 runs clean; kernel log: clean.'
+	assert_line "- Kernel matrix \`$d/m\` (commit \`abc1234\`): old PASS, bad FAIL"
+	assert_line "- Tracers \`$d/c\` (commit \`abc1234\`): probecheck 2 pass, 1 FAIL; bt 1 pass, 2 FAIL"
+	f=$(section "$output" "Kernels × findings")
+	grep -qxF '| kernel | K1 | K2 | K3 |' <<<"$f" || fail "header: $f"
+	grep -qxF '| old `rel-old` | no | no | - |' <<<"$f" || fail "old: $f"
+	grep -qxF '| bad `rel-bad` | fail | - | - |' <<<"$f" || fail "bad: $f"
+	grep -qxF -- '- **K1** the red zone is overwritten. Fixed: 7.3' <<<"$f" || fail "K1 line: $f"
+	f=$(section "$output" "Kernels × capabilities")
+	grep -qxF '| capability | this run | old | bad |' <<<"$f" || fail "caps header: $f"
+	grep -qxF '| uprobe_multi | yes | no | no |' <<<"$f" || fail "caps row: $f"
+	grep -qxF '| probe_nop10 | - | yes | yes |' <<<"$f" || fail "a cap the host did not probe: $f"
+	f=$(section "$output" "Tracers")
+	grep -qxF '| bt | bpftrace v0.17.0 | 1 | 2 | 0 | 0 | arguments.a-a, arguments.b-b |' <<<"$f" || fail "bt row: $f"
+	# bt's own failure (probecheck passes it) ranks before the shared one
+	assert_equal "$(grep '^- bt' <<<"$f")" "- bt · arguments.a-a: oracle and trace differ · no reproducer
+- bt · arguments.b-b: expected {\"args\":[1]}; got {\"args\":[2]} · [reproducer]($d/c/bt/repro/arguments-2/)"
+	f=$(section "$output" "Failures of this run")
+	grep -qxF -- "- u: u.x: tracer bug (unlisted kernel symptom 'mystery')" <<<"$f" || fail "host failure: $f"
+	grep -qxF -- "- bad ($d/m): FAIL: s: 0 passed, 1 failed, 0 skipped, 0 kernel" <<<"$f" || fail "kernel failure: $f"
+	f=$(section "$output" "Where the details are")
+	grep -qxF -- "- Not shown, run at another commit: \`$d/m-old\` (commit \`0ld0ld0\`)." <<<"$f" || fail "older matrix: $f"
+	grep -qF 'ancient' <<<"$output" && fail "a matrix of another commit is shown"
+	# deterministic: the same files, the same bytes but the date line
+	local one=$output
+	run -0 report results "$d/r" 75 "$d/m" "$d/m-old" "$d/c"
+	assert_equal "$(grep -v '^Generated by' <<<"$output")" "$(grep -v '^Generated by' <<<"$one")"
+	# still one page with every kernel of ci/kernels and many failures
+	local k i
+	for k in $(seq 12); do kern "$d/m" "k$k" PASS; done
+	hsuite "$d/r" v < <(echo 1..40; for i in $(seq 40); do echo "not ok $i v.f-$i: f"; done)
+	run -0 report results "$d/r" 75 "$d/m" "$d/m-old" "$d/c"
+	(( ${#lines[@]} <= 200 )) || fail "${#lines[@]} lines with 14 kernels and 41 failures"
+	assert_line '| k12 `rel-k12` | - | - | - |'
+	assert_line '- ... 30 more: DETAILS.md, "Failures"'
 }
 
 @test "report.results-fuzz: results: make fuzz's table becomes the Fuzzing section (a row per target, the total); none without it; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	refute_line "## Fuzzing"
 	{
 		printf '# make fuzz FUZZ_S=120\t2026-01-02 03:04 UTC\tDebian clang version 14.0.6\n'
@@ -263,7 +337,7 @@ findings_run() {
 		printf 'note\t120\t1800000\t15000\t342\t1439\t465\t0\n'
 		printf 'spec\t120\t12000000\t100000\t242\t1144\t2289\t1\n'
 	} >"$d/fuzz.tsv"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	f=$(section "$output" "Fuzzing")
 	grep -qF '`make fuzz FUZZ_S=120` (Debian clang version 14.0.6, libFuzzer with ASan and UBSan, leaks detected), 2026-01-02 03:04 UTC: 2 targets, 13800000 execs, 1 crash.' <<<"$f" ||
 		fail "caption: $f"
@@ -272,7 +346,7 @@ findings_run() {
 	grep -qxF '| **total** | **240** | **13800000** | 57500 | | **1** |' <<<"$f" || fail "total: $f"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 	printf 'not a header\n' >"$d/fuzz.tsv"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line "\`$d/fuzz.tsv\` could not be read: unexpected header (not written by harness/run/fuzz?)"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
@@ -280,7 +354,7 @@ findings_run() {
 @test "report.results-cost: results: make bench's figures become the Cost section (a row per figure, a column per kernel, TCG said); none without them; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	refute_line "## Cost"
 	mkdir -p "$d/bench"
 	bench_row() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
@@ -296,7 +370,7 @@ findings_run() {
 		bench_row 5.10.0 hit probecheck perf usdt 30.5 'x syscall' ''
 	} >"$d/bench/debian-5.10-cloud.tsv"
 	printf 'kernel=5.10.0\ndate=2026-01-02 04:05 UTC\naccel=TCG: ratios only, ns mean nothing\n' >"$d/bench/debian-5.10-cloud.meta"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	f=$(section "$output" "Cost")
 	grep -qF 'host 2026-01-02 03:04 UTC; debian-5.10-cloud 2026-01-02 04:05 UTC.' <<<"$f" || fail "caption: $f"
 	grep -qxF '| figure | tracer | path | kind | unit | host 6.18.44 | debian-5.10-cloud 5.10.0 (TCG: ratios only) |' <<<"$f" ||
@@ -305,7 +379,7 @@ findings_run() {
 	grep -qxF '| hit | probecheck | perf | usdt | x syscall |  | 30.5 |' <<<"$f" || fail "a row only one kernel has: $f"
 	grep -qxF '| detach | probecheck | perf | 100 sites | ms/site | 130.713 |  |' <<<"$f" || fail "detach row: $f"
 	printf 'not a header\n' >"$d/bench/host.tsv"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line "The bench figures could not be read: '$d/bench/host.tsv': not a bench.tsv (header is not kernel figure tracer path kind value unit note)"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
@@ -313,7 +387,7 @@ findings_run() {
 @test "report.results-mutation: results: make mutate's rows become the Mutation testing section (score, counts, survivors, listed equivalents); without them the header says so; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line '- Mutation score (`make mutate`): not run since this check'
 	refute_line "## Mutation testing"
 	{
@@ -327,7 +401,7 @@ findings_run() {
 		printf 'a7\tproviders/bpf/pc.bpf.c\t70\t5\tfill\tROR\t<\t<=\ttimeout\tsuite arguments: timed out\t240\ti < n\ti <= n\n'
 	} >"$d/mutate.tsv"
 	printf 'seed: 3\nmutants: 7\nbudget: 240\ncommand: harness/run/mutate --mutants 7 --seed 3\nwall: 600\n' >"$d/mutate.txt"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	# 3 of 7 not scored (stillborn, same code, listed): 3 detected of 4
 	assert_line '- Mutation score (`make mutate`): 75.0% (3 of 4 killed or timed out); see "Mutation testing"'
 	m=$(section "$output" "Mutation testing")
@@ -340,13 +414,13 @@ findings_run() {
 	grep -qF 'Run at commit' <<<"$m" && fail "a commit no summary named: $m"
 	# the commit the tree was copied at, and a rerun of survivors, are said
 	printf 'seed: 3\ncommit: abc1234\ndate: 2026-11-26 05:58 UTC\nrerun: 1 survivors run again at def5678 on 2026-11-26 06:04 UTC\n' >"$d/mutate.txt"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	m=$(section "$output" "Mutation testing")
 	grep -qF ' Run at commit `abc1234`, 2026-11-26 05:58 UTC. Then 1 survivors run again at def5678 on 2026-11-26 06:04 UTC.' <<<"$m" ||
 		fail "commit and rerun: $m"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 	printf 'not a header\n' >"$d/mutate.tsv"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line "\`$d/mutate.tsv\` could not be read: '$d/mutate.tsv': no 'id' header (not written by harness/run/mutate?)"
 	assert_line '| s | 1 | 0 | 0 | 0 | 2s |'
 }
@@ -354,7 +428,7 @@ findings_run() {
 @test "report.results-mutation-heldout: results: CI's held-out sample (make mutate-heldout) gets its own header line and section beside the seeded one, with its survivors" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line '- Held-out mutation score (`make mutate-heldout`, CI): not run since this check'
 	{
 		printf 'id\tfile\tline\tcol\tfunction\toperator\toriginal\treplacement\tverdict\tby\tseconds\tbefore\tafter\n'
@@ -362,7 +436,7 @@ findings_run() {
 		printf 'b2\tproviders/elf.c\t30\t5\telf_y\tOBO\t8\t9\tsurvived\tran: unit badinput\t40\tn < 8\tn < 9\n'
 	} >"$d/mutate-heldout.tsv"
 	printf 'seed: heldout-abc123\nbudget: 150\ncommand: harness/run/mutate --mutants 2 --seed heldout-abc123\nwall: 90\n' >"$d/mutate-heldout.txt"
-	run -0 report results "$d" 10
+	run -0 report results --full "$d" 10
 	assert_line '- Held-out mutation score (`make mutate-heldout`, CI): 50.0% (1 of 2 killed or timed out); see "Mutation testing, held-out sample"'
 	assert_line '- Mutation score (`make mutate`): not run since this check'
 	m=$(section "$output" "Mutation testing, held-out sample")

@@ -47,14 +47,14 @@ def block(run, issues, statuses, release, log_reports=None):
         if fs:
             out.append(f"  {state}: " + "; ".join(f"{f.issue.id} ({f.detail})" for f in fs))
     if log_reports:
-        out.append(f"  kernel log: {plural(log_reports, 'report')} while the suites ran (RESULTS.md, Kernel log)")
+        out.append(f"  kernel log: {plural(log_reports, 'report')} while the suites ran (build/results/DETAILS.md, Kernel log)")
     p, f, s, k = run.totals()
     out.append(f"probecheck: {p} passed, {f} failed, {s} skipped, {k} kernel")
     if problems:
         out.append(f"probecheck: make check FAILED: {plural(len(problems), 'problem')}:")
         out += [f"  {x}" for x in problems[:50]]
         if len(problems) > 50:
-            out.append(f"  ... {len(problems) - 50} more (RESULTS.md)")
+            out.append(f"  ... {len(problems) - 50} more (build/results/DETAILS.md, Failures)")
     elif k:
         out.append("probecheck: make check PASSED: every failure is a listed kernel finding (above)")
     else:

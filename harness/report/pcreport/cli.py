@@ -23,9 +23,9 @@ class _Lazy:
         return getattr(self._mod, attr)
 
 
-(check, I, K, kernlog, matrix, merge, overlay, results_md, rundir, runners, tracers) = (
+(check, I, K, kernlog, matrix, merge, overlay, results_md, rundir, runners, summary_md, tracers) = (
     _Lazy(n) for n in ("check", "issues", "kdir", "kernlog", "matrix", "merge", "overlay",
-                       "results_md", "rundir", "runners", "tracers"))
+                       "results_md", "rundir", "runners", "summary_md", "tracers"))
 from .errors import ReportError, read_optional, read_text
 from .md import first_sentence
 
@@ -71,7 +71,8 @@ def cmd_results(a):
         except ReportError as e:
             print(f"report: results: matrix '{m}' left out: {e}", file=sys.stderr)
             mats.append((m, e))
-    print("\n".join(results_md.write(a.results, run, int(a.wall), iss, mats, ROOT)))
+    doc = results_md if a.full else summary_md
+    print("\n".join(doc.write(a.results, run, int(a.wall), iss, mats, ROOT)))
     return 0
 
 
@@ -225,7 +226,9 @@ def parser():
 
     s = add("classify", cmd_classify, "every test's outcome in a results or kernel directory")
     s.add_argument("dir")
-    s = add("results", cmd_results, "RESULTS.md on stdout (make check, make matrix)")
+    s = add("results", cmd_results, "RESULTS.md on stdout (make check, make matrix): the one-page answer")
+    s.add_argument("--full", action="store_true",
+                   help="the full document instead (every section; make results writes it to build/report/DETAILS.md)")
     s.add_argument("results", metavar="RESULTS_DIR")
     s.add_argument("wall", metavar="WALL_SECONDS")
     s.add_argument("matrices", metavar="MATRIX_DIR", nargs="*")

@@ -1,4 +1,4 @@
-"""The Cost section of RESULTS.md: `make bench`'s figures (harness/run/bench)
+"""The Cost section of the full document (DETAILS.md): `make bench`'s figures (harness/run/bench)
 across kernels.  `make bench` copies each kernel's OUTDIR/NAME/bench.tsv
 and bench.meta into the results directory as bench/NAME.tsv and
 bench/NAME.meta (NAME: host, or a kernel of ci/kernels measured in a
