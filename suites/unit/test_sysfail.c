@@ -6,7 +6,7 @@
  * (EIO).  Each caller must answer with its documented error, never with
  * success on what it did not read.
  *
- * The binary interposes open, open64, read, write, renameat and pipe2 (an
+ * The binary interposes open, open64, read, write, renameat, pipe2 and fopen (an
  * executable's definitions win over libc's for the objects linked into
  * it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -160,6 +161,24 @@ int renameat(int olddfd, const char *old, int newdfd, const char *new)
 	}
 	return syscall(SYS_renameat, olddfd, old, newdfd, new);
 }
+
+/* fopen of a path ending with the plan's suffix fails (planned "fopen"). */
+FILE *fopen(const char *path, const char *mode)
+{
+	static FILE *(*real)(const char *, const char *);
+
+	if (plan.call && !strcmp(plan.call, "fopen") && ends_with(path, plan.suffix)) {
+		plan.call = NULL;
+		plan.hit = 1;
+		errno = plan.err;
+		return NULL;
+	}
+	if (!real)
+		real = (FILE *(*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
+	return real(path, mode);
+}
+
+FILE *fopen64(const char *, const char *) __attribute__((alias("fopen")));
 
 int pipe2(int fds[2], int flags)
 {
@@ -423,6 +442,26 @@ static void test_optimize_pipes(void)
 	}
 }
 
+/* The feature probes that find their own code in /proc/self/maps, with
+ * that file unreadable: the probe could not run (its errno), never an
+ * answer about the kernel from an offset nothing was read into. */
+static void test_probes_without_maps(void)
+{
+	char why[256];
+
+	fail_call("fopen", 0, EACCES);
+	plan.suffix = "/proc/self/maps";
+	UNIT_EQ_INT(feature_probe_uprobe_multi(FEATURE_UPROBE_MULTI, why, sizeof(why)), -EACCES,
+		    "uprobe_multi probe, /proc/self/maps unreadable: -EACCES");
+	UNIT_TRUE(plan.hit, "the planned fopen failure happened");
+	fail_call("fopen", 0, EACCES);
+	plan.suffix = "/proc/self/maps";
+	UNIT_EQ_INT(feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why)), -EACCES,
+		    "uprobe_optimize probe, /proc/self/maps unreadable: -EACCES");
+	UNIT_TRUE(plan.hit, "the planned fopen failure happened");
+	plan.call = NULL;
+}
+
 /* A PMU format field that cannot be read: its errno, nothing parsed
  * from a buffer nothing was read into. */
 static void test_pmu_format(void)
@@ -447,6 +486,7 @@ int main(void)
 		test_tracefs_event_id();
 		test_optimize_pipes();
 		test_pmu_format();
+		test_probes_without_maps();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
