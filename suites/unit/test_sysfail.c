@@ -373,7 +373,7 @@ static int id_fails(const struct site *st, int err, char *msg, size_t len)
 	UNIT_TRUE(ent == NULL, "no entry handed out");
 	tfs_release(&ent, 1);
 	unit_capture(0);
-	snprintf(msg, len, "%s", unit_captured);
+	snprintf(msg, len, "%.*s", (int)(len - 1), unit_captured);
 	return rc;
 }
 
@@ -476,6 +476,18 @@ static void test_pmu_format(void)
 	UNIT_TRUE(plan.hit, "the planned open failure happened");
 	plan.call = NULL;
 	UNIT_EQ_INT(lo, -1, "nothing parsed");
+	/* A format file that reads empty: an unexpected format, quoted as
+	 * read (nothing), not a buffer nothing was read into. */
+	fail_read_of("/format/retprobe", 0);
+	unit_capture(1);
+	UNIT_EQ_INT(uprobe_pmu_bit("retprobe", &lo), -EINVAL,
+		    "uprobe_pmu_bit, the format file empty: -EINVAL");
+	unit_capture(0);
+	UNIT_TRUE(plan.hit, "the planned empty read happened");
+	plan.call = NULL;
+	UNIT_TRUE(strstr(unit_captured, "unexpected format ''") != NULL,
+		  "its message quotes the empty format");
+	UNIT_EQ_INT(lo, -1, "nothing parsed from it");
 }
 
 int main(void)
