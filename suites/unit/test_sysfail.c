@@ -6,9 +6,9 @@
  * (EIO).  Each caller must answer with its documented error, never with
  * success on what it did not read.
  *
- * The binary interposes open, open64, read, write, renameat, pipe2 and fopen (an
- * executable's definitions win over libc's for the objects linked into
- * it) and passes every call through to the kernel except the one a plan
+ * The binary interposes open, open64, read, write, renameat, pipe2, fopen,
+ * waitpid and stat (an executable's definitions win over libc's for the
+ * objects linked into it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
  * the plan's errno, or 0 bytes (read) or half of them (write) when the
  * errno is 0.
@@ -29,9 +29,11 @@
 #include "unit.h"
 #include "attach_tracefs.h"
 #include "features.h"
+#include "install_check.h"
 #include "procstat.h"
 #include "stash.h"
 #include "uprobe_pmu.h"
+#include "unitsite.h"
 
 static struct {
 	const char *call;       /* NULL: nothing planned */
@@ -179,6 +181,28 @@ FILE *fopen(const char *path, const char *mode)
 }
 
 FILE *fopen64(const char *, const char *) __attribute__((alias("fopen")));
+
+int stat(const char *path, struct stat *sb)
+{
+	if (planned("stat")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_newfstatat, AT_FDCWD, path, sb, 0);
+}
+
+/* A planned waitpid reaps the child all the same (no zombie left), then
+ * fails as planned. */
+pid_t waitpid(pid_t pid, int *st, int options)
+{
+	pid_t r = syscall(SYS_wait4, pid, st, options, NULL);
+
+	if (r > 0 && planned("waitpid")) {
+		errno = plan.err;
+		return -1;
+	}
+	return r;
+}
 
 int pipe2(int fds[2], int flags)
 {
@@ -442,6 +466,45 @@ static void test_optimize_pipes(void)
 	}
 }
 
+/* install_check_pid with a site's file that cannot be stat'ed: its errno,
+ * not a guess from an unread stat of whether the process maps it. */
+static void test_install_pid_stat(void)
+{
+	struct site_set ss = { 0 };
+	int rc;
+
+	UNIT_EQ_INT(unit_site_add(&ss, "/proc/self/exe", 0x40), 0, "a site in our own executable");
+	fail_call("stat", 0, EACCES);
+	unit_capture(1);
+	rc = install_check_pid(&ss, 0, getpid());
+	unit_capture(0);
+	UNIT_TRUE(plan.hit, "the planned stat failure happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, -EACCES, "install_check_pid, the site's file cannot be stat'ed: -EACCES");
+	site_set_free(&ss);
+}
+
+/* The nop5 probe's child cannot be waited for: the probe could not run
+ * (its errno), never an answer read from a child it did not see end. */
+static void test_optimize_wait(void)
+{
+	char why[256];
+	int base = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why)), rc;
+
+	fail_call("waitpid", 0, ECHILD);
+	rc = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why));
+	UNIT_TRUE(plan.hit, "the planned waitpid failure happened");
+	plan.call = NULL;
+	if (!feature_has(FEATURE_UPROBE_PMU, why, sizeof(why))) {
+		printf("ok %d - uprobe_optimize probe, its child not waited for # SKIP %s\n",
+		       ++unit_n, why);
+	} else {
+		UNIT_TRUE(base >= 0, "uprobe_optimize probe: it runs where the uprobe PMU is");
+		UNIT_EQ_INT(rc, -ECHILD, "uprobe_optimize probe, its child not waited for: -ECHILD");
+	}
+	UNIT_EQ_INT(waitpid(-1, NULL, WNOHANG), -1, "no child left");
+}
+
 /* The feature probes that find their own code in /proc/self/maps, with
  * that file unreadable: the probe could not run (its errno), never an
  * answer about the kernel from an offset nothing was read into. */
@@ -499,6 +562,8 @@ int main(void)
 		test_optimize_pipes();
 		test_pmu_format();
 		test_probes_without_maps();
+		test_optimize_wait();
+		test_install_pid_stat();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
