@@ -280,8 +280,10 @@ one_page_inputs() {
 }
 
 @test "report.results-one-page: results: RESULTS.md answers on one page: verdict, kernels x findings, capabilities, tracers with their top failures and reproducers, failures, where the details are" {
-	local d=$BATS_TEST_TMPDIR
+	local d=$BATS_TEST_TMPDIR s
 	one_page_inputs "$d"
+	# a directory inside the checkout is named relative to it (make check's)
+	s=${d#"$PROBECHECK_ROOT"/}
 	run -0 report results "$d/r" 75 "$d/m" "$d/m-old" "$d/c"
 	(( ${#lines[@]} <= 200 )) || fail "${#lines[@]} lines"
 	# the answer in the first screen: the verdict and the findings grid
@@ -290,8 +292,8 @@ one_page_inputs() {
 	assert_equal "$(grep '^## ' <<<"$output" | xargs)" \
 		"## Verdict ## Kernels × findings ## Kernels × capabilities ## Tracers ## Failures of this run ## Where the details are"
 	assert_line --partial '**FAIL**: `make check` on `6.18.44-test`, commit `abc1234`, 1m 15s: 2 passed, 1 failed, 2 skipped, 1 reproduced a listed kernel finding (K1); 0 of 0 unit binaries passed; valgrind 6 of 6 runs clean; kernel log: clean.'
-	assert_line "- Kernel matrix \`$d/m\` (commit \`abc1234\`): old PASS, bad FAIL"
-	assert_line "- Tracers \`$d/c\` (commit \`abc1234\`): probecheck 2 pass, 1 FAIL; bt 1 pass, 2 FAIL"
+	assert_line "- Kernel matrix \`$s/m\` (commit \`abc1234\`): old PASS, bad FAIL"
+	assert_line "- Tracers \`$s/c\` (commit \`abc1234\`): probecheck 2 pass, 1 FAIL; bt 1 pass, 2 FAIL"
 	f=$(section "$output" "Kernels × findings")
 	grep -qxF '| kernel | K1 | K2 | K3 |' <<<"$f" || fail "header: $f"
 	grep -qxF '| old `rel-old` | no | no | - |' <<<"$f" || fail "old: $f"
@@ -305,12 +307,12 @@ one_page_inputs() {
 	grep -qxF '| bt | bpftrace v0.17.0 | 1 | 2 | 0 | 0 | arguments.a-a, arguments.b-b |' <<<"$f" || fail "bt row: $f"
 	# bt's own failure (probecheck passes it) ranks before the shared one
 	assert_equal "$(grep '^- bt' <<<"$f")" "- bt · arguments.a-a: oracle and trace differ · no reproducer
-- bt · arguments.b-b: expected {\"args\":[1]}; got {\"args\":[2]} · [reproducer]($d/c/bt/repro/arguments-2/)"
+- bt · arguments.b-b: expected {\"args\":[1]}; got {\"args\":[2]} · [reproducer]($s/c/bt/repro/arguments-2/)"
 	f=$(section "$output" "Failures of this run")
 	grep -qxF -- "- u: u.x: tracer bug (unlisted kernel symptom 'mystery')" <<<"$f" || fail "host failure: $f"
-	grep -qxF -- "- bad ($d/m): FAIL: s: 0 passed, 1 failed, 0 skipped, 0 kernel" <<<"$f" || fail "kernel failure: $f"
+	grep -qxF -- "- bad ($s/m): FAIL: s: 0 passed, 1 failed, 0 skipped, 0 kernel" <<<"$f" || fail "kernel failure: $f"
 	f=$(section "$output" "Where the details are")
-	grep -qxF -- "- Not shown, run at another commit: \`$d/m-old\` (commit \`0ld0ld0\`)." <<<"$f" || fail "older matrix: $f"
+	grep -qxF -- "- Not shown, run at another commit: \`$s/m-old\` (commit \`0ld0ld0\`)." <<<"$f" || fail "older matrix: $f"
 	grep -qF 'ancient' <<<"$output" && fail "a matrix of another commit is shown"
 	# deterministic: the same files, the same bytes but the date line
 	local one=$output
