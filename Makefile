@@ -152,7 +152,7 @@ $(O)/tools/%: harness/tools/%.c $(PROV_OBJS) $(TOOL_LIB_OBJS) | $(O)/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(JANSSON_CFLAGS) $(LDFLAGS) $< $(TOOL_LIB_OBJS) $(PROV_OBJS) $(LDLIBS) $(JANSSON_LIBS) -o $@
 
-$(O)/unit/%: suites/unit/%.c suites/unit/unit.h suites/unit/attachfail.h suites/unit/unitsite.h suites/unit/nomem.h $(PROV_OBJS) | $(O)/unit
+$(O)/unit/%: suites/unit/%.c suites/unit/unit.h suites/unit/attachfail.h suites/unit/unitsite.h suites/unit/nomem.h suites/unit/interpose.h $(PROV_OBJS) | $(O)/unit
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(UNIT_CPPFLAGS) -iquote suites/unit $(LDFLAGS) $< $(UNIT_OBJS) $(PROV_OBJS) $(LDLIBS) -o $@
 
