@@ -6,12 +6,14 @@
  * system-call rows, each on its own number: syscall() is interposed here
  * to answer ENOSYS for one number, as a kernel without that call would
  * (seccomp cannot: the kernel lets 335 and 336 through every filter).
+ * And the attach modes' table as messages list it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
 #include "unit.h"
 #include "interpose.h"
+#include "attach.h"
 #include "features.h"
 
 static long enosys_nr = -1;     /* the number answered ENOSYS; -1: none */
@@ -79,8 +81,21 @@ static void test_syscall_rows(void)
 	enosys_nr = -1;
 }
 
+/* The attach modes' names, as --attach's error and the usage list them:
+ * every mode, the last after @last_sep; a short buffer cut cleanly. */
+static void test_mode_names(void)
+{
+	char buf[64], tiny[6];
+
+	attach_mode_names(buf, sizeof(buf), " or ");
+	UNIT_EQ_STR(buf, "perf, tracefs or multi", "every attach mode, in the table's order");
+	attach_mode_names(tiny, sizeof(tiny), "|");
+	UNIT_EQ_STR(tiny, "perf,", "a buffer too small: cut, NUL-terminated");
+}
+
 int main(void)
 {
+	test_mode_names();
 	test_syscall_rows();
 	test_first_answer_stands();
 	test_out_of_table();

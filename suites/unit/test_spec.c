@@ -129,6 +129,7 @@ static const struct op_case op_cases[] = {
 	MEMC("8@(,%rbx,8)", 8, 0, NO, BX, 3, 0, 0),
 	MEMC("8@-16(,%r13,2)", 8, 0, NO, R13, 1, 0, -16),
 	MEMC("8@(,%r14)", 8, 0, NO, R14, 0, 0, 0),
+	MEMC("8@(,%r15,8)", 8, 0, NO, R15, 3, 0, 0),     /* the index at pt_regs offset 0, no base */
 	MEMC("8@4096", 8, 0, NO, NO, 0, 0, 4096),
 	MEMC("8@0x7fffffffffffffff(%rax)", 8, 0, AX, NO, 0, 0, 0x7fffffffffffffffULL),
 	MEMC("8@-9223372036854775808(%rax)", 8, 0, AX, NO, 0, 0, 0x8000000000000000ULL),
