@@ -95,6 +95,12 @@ static int open_common(const char *call, const char *path, int flags, va_list ap
 
 	int fd;
 
+	if (plan.suffix && plan.call && !strcmp(plan.call, "open") && ends_with(path, plan.suffix)) {
+		plan.call = NULL;       /* an open of that file only */
+		plan.hit = 1;
+		errno = plan.err;
+		return -1;
+	}
 	if (!plan.suffix && planned(call)) {
 		errno = plan.err;
 		return -1;
@@ -484,6 +490,23 @@ static void test_install_pid_stat(void)
 	site_set_free(&ss);
 }
 
+/* A return probe on a PMU whose retprobe format cannot be read: refused,
+ * no perf event opened with a bit nothing was read into. */
+static void test_retprobe_format(void)
+{
+	int fds = unit_fds(), fd;
+
+	fail_call("open", 0, ENOENT);
+	plan.suffix = "/format/retprobe";
+	fd = uprobe_pmu_open("/proc/self/exe", 0x40, 0, 1, getpid());
+	UNIT_TRUE(plan.hit, "the planned open of format/retprobe failed");
+	plan.call = NULL;
+	UNIT_EQ_INT(fd, -EOPNOTSUPP, "uprobe_pmu_open of a return probe, no retprobe format: -EOPNOTSUPP");
+	if (fd >= 0)
+		close(fd);
+	UNIT_EQ_INT(unit_fds(), fds, "no perf event left open");
+}
+
 /* The nop5 probe's child cannot be waited for: the probe could not run
  * (its errno), never an answer read from a child it did not see end. */
 static void test_optimize_wait(void)
@@ -564,6 +587,7 @@ int main(void)
 		test_probes_without_maps();
 		test_optimize_wait();
 		test_install_pid_stat();
+		test_retprobe_format();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
