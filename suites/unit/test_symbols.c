@@ -284,6 +284,42 @@ static void test_resolve_offsets(void)
 	site_set_free(&ss);
 }
 
+/* A function whose address no loadable segment holds (0x402100; the one
+ * segment ends at 0x402000): refused, no site at an unset offset.  A file
+ * of its own: the main fixture's counts stay as they are. */
+static void test_outside_segments(void)
+{
+	static struct nw_buf st, ss;
+	struct nw_elf e = { .nw_type = ET_EXEC, .nw_size = 0x3000, .nw_nph = 1 };
+	struct site_set sites = { 0 };
+	char keep[PATH_MAX];
+	struct nw_sec *s;
+
+	sym(&st, &ss, NULL, 0, 0, SHN_UNDEF, 0, 0);
+	sym(&st, &ss, "beyond", STB_GLOBAL, STT_FUNC, SEC_TEXT, 0x402100, 0x10);
+	e.nw_ph[0] = nw_load(PF_R | PF_X, 0x1000, 0x401000, 0x1000, 0x1000);
+	nw_add_sec(&e, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR,
+		   0x401000, 0x1000, NULL, 0x1200);
+	s = nw_add_sec(&e, ".symtab", SHT_SYMTAB, 0, 0, 0x2400, st.nb_b, st.nb_n);
+	s->ns_link = 3, s->ns_entsize = sizeof(Elf64_Sym), s->ns_info = 1;
+	nw_add_sec(&e, ".strtab", SHT_STRTAB, 0, 0, 0x2800, ss.nb_b, ss.nb_n);
+	snprintf(keep, sizeof(keep), "%s", elfpath);
+	snprintf(elfpath, sizeof(elfpath), "%s/outside.elf", tmpdir);
+	if (nw_write(&e, elfpath)) {
+		UNIT_TRUE(0, "write outside.elf");
+		return;
+	}
+	unit_capture(1);
+	UNIT_EQ_INT(resolve("beyond", "entry", 0, &sites), -ENOEXEC,
+		    "a function outside every segment: -ENOEXEC");
+	unit_capture(0);
+	UNIT_TRUE(strstr(unit_captured, "beyond at 0x402100 is in no loadable segment") != NULL,
+		  "it is named with its address");
+	site_set_free(&sites);
+	unlink(elfpath);
+	snprintf(elfpath, sizeof(elfpath), "%s", keep);
+}
+
 static void test_list(void)
 {
 	struct site_set ss = { 0 };
@@ -309,6 +345,7 @@ int main(void)
 	test_func_syms_none();
 	test_resolve_entry_return();
 	test_resolve_offsets();
+	test_outside_segments();
 	test_list();
 	unlink(elfpath);
 	rmdir(tmpdir);
