@@ -206,19 +206,11 @@ def host_view(results, run, issues, root, taken):
     log = read_optional(logf)
     kv = KernelView(slugify("this-run", taken), "this run", "", release, verdict, why,
                     shown(results, root), [("results", shown(results, root))],
-                    matrix.caps_of(_Dir(os.path.join(results, "run"))),
+                    matrix.caps_of(os.path.join(results, "run")),
                     None if log is None else log.splitlines(), logf if log is not None else None,
                     suite_views(run, 1), run.units)
     kv.findings = finding_views(kv, issues, [(t.key, t.outcome) for t in run.tests()])
     return kv
-
-
-class _Dir:
-    """What matrix.caps_of needs of a Column: the directory of its caps
-    file (the host keeps its own in RESULTS/run/)."""
-
-    def __init__(self, d):
-        self.dir = d
 
 
 def column_view(m, c, group, issues, root, taken):
@@ -230,7 +222,7 @@ def column_view(m, c, group, issues, root, taken):
              ("wall", f"{c.row['wall_s'] or '-'} s")]
     kv = KernelView(slugify(f"{group}-{c.name}" if group else c.name, taken), c.name, group,
                     c.row["release"] or "-", c.verdict, c.why,
-                    shown(c.dir, root), facts, matrix.caps_of(c),
+                    shown(c.dir, root), facts, matrix.caps_of(c.dir),
                     None if log is None else log.splitlines(), logf if log is not None else None)
     for n in sorted(c.kernel.runs):
         for r in c.kernel.runs[n]:

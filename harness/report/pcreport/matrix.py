@@ -95,11 +95,12 @@ def log_cell(c):
     return "clean" if n == 0 else f"{n} finding(s), see {c.name}/kernel-findings.txt"
 
 
-def caps_of(c):
-    """{key: [value, why]} from the kernel's caps file ("key=0|1" and
-    "key_why=TEXT" lines; the first of each counts)."""
+def caps_of(d):
+    """{key: [value, why]} from the caps file in directory D, a kernel's
+    or a host run's run/ ("key=0|1" and "key_why=TEXT" lines; the first of
+    each counts)."""
     out = {}
-    for line in (read_optional(os.path.join(c.dir, "caps"), "") or "").splitlines():
+    for line in (read_optional(os.path.join(d, "caps"), "") or "").splitlines():
         k, _, v = line.partition("=")
         if k.endswith("_why"):
             e = out.setdefault(k[:-4], ["", None])
@@ -158,7 +159,7 @@ def section(m, cols, root, findings_table=True, issues=()):
 
 def _caps_lines(cols):
     out = ["### Capabilities", ""]
-    caps = [caps_of(c) for c in cols]
+    caps = [caps_of(c.dir) for c in cols]
     keys = list(dict.fromkeys(k for cp in caps for k in cp if cp[k][0] in ("0", "1")))
     out.append("| capability |" + "".join(f" {c.name} |" for c in cols))
     out.append("|---|" + "---|" * len(cols))

@@ -18,14 +18,20 @@ Deterministic: the same files give the same bytes but for the date line.
 import os
 import subprocess
 import time
+from collections import namedtuple
 
-from . import check, findings as F, htmlview as V, kdir as K, kernlog, matrix, mutation, tracers as T
+from . import check, findings as F, htmlview as V, kdir as K, kernlog, matrix, mutation, results_md
+from . import tracers as T
 from .errors import ReportError, read_optional
 from .md import esc, first_sentence, secs
 
 FAILURES_SHOWN = 12      # lines of "Failures of this run" before "... N more"
 TRACER_FAILURES = 3      # failures shown per tracer
 HTML = "build/report/index.html"
+
+# One failed test of one tracer: PASSED_BY, how many other tracers pass
+# it; ORDER, its suite's place in the run.
+Failure = namedtuple("Failure", "tracer suite row first repro passed_by order")
 
 
 def run_commit(results, root):
@@ -42,15 +48,6 @@ def run_commit(results, root):
         return "unknown"
 
 
-def _host_caps(results):
-    caps = {}
-    for line in (read_optional(os.path.join(results, "run", "caps"), "") or "").splitlines():
-        if matrix.CAP_RE.match(line):
-            k, v = line.split("=")
-            caps.setdefault(k, [v, None])
-    return caps
-
-
 def _valgrind(results):
     text = read_optional(os.path.join(results, "valgrind.txt"))
     if text is None:
@@ -62,11 +59,16 @@ def _valgrind(results):
     return f"valgrind {line}", (None if clean else f"valgrind: {line}")
 
 
-def verdict_section(results, run, wall, issues, rel, commit, mats, confs):
+def problems_of(results, run):
+    """What fails this run (check.decide's lines, then valgrind's), and the
+    valgrind figure: (problems, "valgrind ...")."""
+    vg, vg_problem = _valgrind(results)
+    return check.decide(run, []) + ([vg_problem] if vg_problem else []), vg
+
+
+def verdict_section(results, run, wall, issues, rel, commit, mats, confs, problems, vg):
     p, f, sk, k = run.totals()
     units_bad = [u for u in run.units if not u.ok]
-    vg, vg_problem = _valgrind(results)
-    problems = check.decide(run, []) + ([vg_problem] if vg_problem else [])
     found = [F.finding(i, [(t.key, t.outcome) for t in run.tests()]) for i in issues]
     repro = [x.issue.id for x in found if x.state == "reproduced"]
     head = "**FAIL**" if problems else "**PASS**"
@@ -87,10 +89,10 @@ def verdict_section(results, run, wall, issues, rel, commit, mats, confs):
 
 
 def _kernel_log(results):
-    lines = read_optional(os.path.join(results, "run", "kernel-findings.txt"))
+    lines = results_md.kernel_log(results)
     if lines is None:
         return "not scanned"
-    n = kernlog.count(lines.splitlines())
+    n = kernlog.count(lines)
     return "clean" if n == 0 else f"{n} report{'s' * (n != 1)} (DETAILS.md, \"Kernel log\")"
 
 
@@ -147,7 +149,8 @@ def findings_section(run, issues, rel, kernels):
 
 
 def caps_section(results, rel, kernels):
-    cols = [(f"this run", _host_caps(results))] + [(label, matrix.caps_of(c)) for label, c in kernels]
+    cols = [("this run", matrix.caps_of(os.path.join(results, "run")))] + [
+        (label, matrix.caps_of(c.dir)) for label, c in kernels]
     keys = list(dict.fromkeys(k for _, cp in cols for k in cp if cp[k][0] in ("0", "1")))
     out = ["## Kernels × capabilities", "",
            "What each kernel offers a tracer, probed on it (`probecheck features`); a `no` is a "
@@ -162,8 +165,8 @@ def caps_section(results, rel, kernels):
 
 
 def tracer_counts(d, issues):
-    """[(tracer row, {pass, FAIL, skip, kernel}), ...] and every failure
-    as (tracer, suite, test, first difference, reproducer dir or None)."""
+    """[(tracer row, {pass, FAIL, skip, kernel}), ...] and every Failure
+    (its reproducer directory None when none was written)."""
     ts = T.load_tracers(d)
     suites = T.suites_of(d, ts)
     per = {t["name"]: T.tracer_cells(d, t["name"], suites, issues) for t in ts}
@@ -173,14 +176,14 @@ def tracer_counts(d, issues):
         counts.append((t, {"pass": cs.count("pass"), "FAIL": cs.count("FAIL"),
                            "skip": sum(c.startswith(("skip", "untested", "n/a")) for c in cs),
                            "kernel": sum(c.startswith("kernel") for c in cs)}))
-        for (s, row), (c, _, num, diag, tn) in per[t["name"]].items():
+        for (s, row), (c, _, num, diag, _) in per[t["name"]].items():
             if c != "FAIL":
                 continue
             rd = os.path.join(d, t["name"], "repro", f"{s}-{num}")
             first = (read_optional(os.path.join(rd, "first-difference.txt")) or "").strip() or T.first_diag(diag)
             passed_by = sum(1 for o in per if o != t["name"] and per[o].get((s, row), ("",))[0] == "pass")
-            fails.append((t["name"], s, row, tn, first, rd if os.path.isdir(rd) else None, passed_by,
-                          suites.index(s)))
+            fails.append(Failure(t["name"], s, row, first, rd if os.path.isdir(rd) else None,
+                                 passed_by, suites.index(s)))
     return counts, fails
 
 
@@ -199,7 +202,7 @@ def _ranked(fails, tracer):
     """TRACER's failures, most important first: those the most other
     tracers pass (its own bugs, not a fixture's or the kernel's), then in
     suite order."""
-    return sorted((f for f in fails if f[0] == tracer), key=lambda f: (-f[6], f[7]))
+    return sorted((f for f in fails if f.tracer == tracer), key=lambda f: (-f.passed_by, f.order))
 
 
 def tracers_section(confs, root):
@@ -214,24 +217,22 @@ def tracers_section(confs, root):
                 "|---|---|---:|---:|---:|---:|---|"]
         for t, n in counts:
             mine = _ranked(fails, t["name"])
-            shown = [f"{esc(f[2])}" for f in mine[:TRACER_FAILURES]]
+            shown = [esc(f.row) for f in mine[:TRACER_FAILURES]]
             more = f" (+{len(mine) - TRACER_FAILURES})" if len(mine) > TRACER_FAILURES else ""
             out.append(f"| {t['name']} | {esc(_one_line(t['version'], 30))} | {n['pass']} | {n['FAIL']} | "
                        f"{n['skip']} | {n['kernel']} | {', '.join(shown) or '-'}{more} |")
         out.append("")
         for t, _ in counts:
             mine = _ranked(fails, t["name"])
-            for name, s, row, tn, first, rd, _, _ in mine[:TRACER_FAILURES]:
-                link = f"[reproducer]({_rel(rd, root)}/)" if rd else "no reproducer"
-                out.append(f"- {name} · {esc(row)}: {esc(_one_line(first))} · {link}")
+            for f in mine[:TRACER_FAILURES]:
+                link = f"[reproducer]({_rel(f.repro, root)}/)" if f.repro else "no reproducer"
+                out.append(f"- {f.tracer} · {esc(f.row)}: {esc(_one_line(f.first))} · {link}")
         out.append("")
     return out
 
 
-def failures_section(results, run, mats):
-    lines = [f"- {esc(p)}" for p in check.decide(run, [])]
-    _, vg_problem = _valgrind(results)
-    lines += [f"- {vg_problem}"] if vg_problem else []
+def failures_section(problems, mats):
+    lines = [f"- {esc(p)}" for p in problems]
     for m, cols, _ in mats:
         lines += [f"- {c.name} ({m}): {c.verdict}: {esc(_one_line(c.why))}" for c in cols
                   if c.verdict not in ("PASS",)]
@@ -284,11 +285,12 @@ def write(results, run, wall, issues, matrices, root):
            f"Generated by `make results` (harness/report/report) from `{relp(results)}/`"
            + (" and the runs below" if mats or confs else "") + f"; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
            f"Do not edit by hand. The full document: `{relp(results)}/DETAILS.md`.", ""]
+    problems, vg = problems_of(results, run)
     out += verdict_section(results, run, wall, issues, rel, commit, mats,
-                           [(d, n, c) for d, n, _, c in confs])
+                           [(d, n, c) for d, n, _, c in confs], problems, vg)
     out += findings_section(run, issues, rel, kernels)
     out += caps_section(results, rel, kernels)
     out += tracers_section(confs, root)
-    out += failures_section(results, run, mats)
+    out += failures_section(problems, mats)
     out += details_section(relp(results), older, broken)
     return out
