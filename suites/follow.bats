@@ -167,6 +167,28 @@ pids_of() {
 	assert_summary 5
 }
 
+@test "follow.linkers-full: --follow with PATH '*': a dynamic linker past the 16 the hook table holds is said once and left unhooked; the hooked ones go on" {
+	pc_probecheck_only "its table of dynamic-linker hooks (PC_MAX_DLHOOKS)"
+	local fx ld lds=() i o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private fx_one)
+	ld=$(readlink -f "$(awk '$NF ~ /ld-linux-x86-64/ { print $NF; exit }' /proc/self/maps)")
+	[[ -n $ld ]] || fail "no ld-linux-x86-64 mapped by awk"
+	# The system's linker (the shell's, the fixture's) takes the first
+	# hook; sixteen copies, each its own inode, run /bin/true: the last
+	# copy is the seventeenth linker.
+	for ((i = 1; i <= 16; i++)); do
+		lds+=("$(private "ld$i.so" "$ld")")
+	done
+	run -0 --separate-stderr pc trace --json --follow \
+		-c "for l in ${lds[*]}; do \$l /bin/true; done; exec $fx --oracle $o fire:fx:a1:2" 'usdt:*:fx:a1'
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 2
+	[[ $(grep -c 'more than 16 dynamic linkers' <<<"$stderr") == 1 &&
+		$stderr == *"follow: '${lds[15]}': more than 16 dynamic linkers: its dlopen calls are not followed"* ]] ||
+		fail "expected the sixteenth copy named once: $stderr"
+}
+
 # PROBECHECK_SKIP_TP=exec makes the exec barrier skip every followed
 # process's exec, as K6 does at random; a second program counts them.
 @test "follow.skipped-exec-said: --follow with PATH '*': execs of followed processes whose barrier the program skipped are counted and said: exit 1; a static image then goes untraced" {
@@ -209,6 +231,11 @@ pids_of() {
 	only_pids "$o" "$pid" | sed 1d >>"$o.after"
 	assert_oracle "$o.after" "$t"
 	assert_summary 5 "$t.err"
+	# The running child was taken from /proc at the start, not recovered
+	# at its first hit by ancestry (which would hide a broken walk).
+	if ! pc_tracer_other && grep -q 'follow: .* late=[1-9]' "$t.err"; then
+		fail "the child running before the tracer joined late: $(cat "$t.err")"
+	fi
 }
 
 @test "follow.exit-leaves-set: --follow: a process that exits leaves the set: 5000 short-lived children in turn, all followed (the set holds 4096)" {

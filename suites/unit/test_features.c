@@ -6,7 +6,8 @@
  * system-call rows, each on its own number: syscall() is interposed here
  * to answer ENOSYS for one number, as a kernel without that call would
  * (seccomp cannot: the kernel lets 335 and 336 through every filter).
- * And the attach modes' table as messages list it.
+ * Each instruction-form row probes its own site: a refusal names the
+ * site's first bytes.  And the attach modes' table as messages list it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -81,6 +82,36 @@ static void test_syscall_rows(void)
 	enosys_nr = -1;
 }
 
+/* Each instruction-form row registers a uprobe on its own site: where
+ * the kernel refuses it, the reason shows that site's bytes (DS 3e, LOCK
+ * f0, nop10 66 2e).  No kernel measured yet accepts DS or LOCK, so the
+ * answers alone could not tell the two sites apart; where one accepts,
+ * only the answer is there to see. */
+static void test_insn_rows(void)
+{
+	static const struct {
+		enum feature_id id;
+		const char *bytes;
+	} rows[] = {
+		{ FEATURE_PROBE_NOP10, "a uprobe on 66 2e 0f 1f 84 ..." },
+		{ FEATURE_PROBE_DS_PREFIX, "a uprobe on 3e 0f 1f 40 00 ..." },
+		{ FEATURE_PROBE_LOCK_PREFIX, "a uprobe on f0 48 83 0c 24 ..." },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char why[256] = "", what[128];
+		int r = feature_probe_x86_insn(rows[i].id, why, sizeof(why));
+
+		snprintf(what, sizeof(what), "%s: an answer (%d)", feature_key(rows[i].id), r);
+		UNIT_TRUE(r == 0 || r == 1, what);
+		if (r != 0)
+			continue;
+		snprintf(what, sizeof(what), "%s refused: its own site's bytes (%s)",
+			 feature_key(rows[i].id), why);
+		UNIT_TRUE(!strncmp(why, rows[i].bytes, strlen(rows[i].bytes)), what);
+	}
+}
+
 /* The attach modes' names, as --attach's error and the usage list them:
  * every mode, the last after @last_sep; a short buffer cut cleanly. */
 static void test_mode_names(void)
@@ -97,6 +128,7 @@ int main(void)
 {
 	test_mode_names();
 	test_syscall_rows();
+	test_insn_rows();
 	test_first_answer_stands();
 	test_out_of_table();
 	return unit_done();

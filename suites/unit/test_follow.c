@@ -8,10 +8,15 @@
  * continues it.  Here the pid is one reaped before the call, which is
  * what the tracer meets when it loses either race: /proc/PID is gone and
  * kill() says ESRCH.  Each call must succeed without a word on stderr.
- * A live process, the control, is scanned and continued the same way.
+ * A live process, the control, is scanned and continued the same way;
+ * for it, the linker hook (an int3 on _dl_debug_state in this process)
+ * is there after follow_start and gone after follow_stop, before the
+ * session closes: follow_stop ends the barriers, the drain after it
+ * continues the last ones.
  * Needs root (the session loads BPF and attaches tracepoints).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,6 +67,31 @@ static pid_t gone_pid(void)
 	return pid;
 }
 
+/* The first byte of this process's _dl_debug_state: the linker hook's
+ * site (an int3 while attached, as this process's own mm shows it). */
+static int hook_byte(void)
+{
+	const unsigned char *fn = dlsym(RTLD_DEFAULT, "_dl_debug_state");
+
+	return fn ? *fn : -1;
+}
+
+static void hook_there(const char *how)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "%s: after follow_start, an int3 on this process's _dl_debug_state", how);
+	UNIT_EQ_INT(hook_byte(), 0xcc, what);
+}
+
+static void hook_gone(const char *how)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "%s: after follow_stop, before the session closes: no int3 on it", how);
+	UNIT_TRUE(hook_byte() >= 0 && hook_byte() != 0xcc, what);
+}
+
 /* follow_start (once per follow, as the CLI calls it) with root @pid. */
 static void test_start(int descendants, const char *how, pid_t pid, const char *which)
 {
@@ -90,8 +120,12 @@ static void test_start(int descendants, const char *how, pid_t pid, const char *
 		UNIT_EQ_INT(rc, 0, what);
 		snprintf(what, sizeof(what), "%s: follow_start with %s: nothing said", how, which);
 		UNIT_EQ_STR(err, "", what);
+		if (pid == getpid())
+			hook_there(how);
 	}
 	follow_stop(f);
+	if (pid == getpid())
+		hook_gone(how);
 	session_close(s);
 	follow_close(f);
 	probe_req_free(&req);

@@ -1,7 +1,9 @@
 /*
  * test_site.c — the site set (providers/site.c): sorting and dropping
  * duplicates.  Two PROBE arguments may match the same site; it must be
- * attached once, but an entry and a return probe at one pc are two sites.
+ * attached once, but an entry and a return probe at one pc are two sites,
+ * and so are two sites that differ in any one field of the key (path,
+ * pid, provider, name): two copies of a library hold the same pc.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +71,45 @@ static void test_dedup(void)
 	site_set_free(&ss);
 }
 
+/* Sites equal but for one field of the key: two, the smaller first. */
+static void test_key_fields(void)
+{
+	static const char *const field[] = { "path", "pid", "provider", "name" };
+
+	for (int f = 0; f < 4; f++) {
+		struct site_set ss = { 0 };
+		char what[96];
+
+		for (int k = 1; k >= 0; k--) {      /* the larger one first */
+			add(&ss, 0x10, 0);
+			struct site *st = &ss.ss_v[ss.ss_n - 1];
+
+			if (f == 0) {
+				free(st->st_path);
+				st->st_path = strdup(k ? "/lib/b.so" : "/lib/a.so");
+			}
+			st->st_pid = f == 1 ? 100 + k : 0;
+			if (f == 2)
+				st->st_provider[0] = k ? 'q' : 'p';
+			if (f == 3)
+				st->st_name[0] = k ? 'o' : 'n';
+		}
+		site_set_sort(&ss);
+		snprintf(what, sizeof(what), "one pc, another %s: two sites", field[f]);
+		UNIT_EQ_INT(ss.ss_n, 2, what);
+		snprintf(what, sizeof(what), "... the smaller %s first", field[f]);
+		UNIT_TRUE(ss.ss_n == 2 &&
+			  (f == 0 ? !strcmp(ss.ss_v[0].st_path, "/lib/a.so") :
+			   f == 1 ? ss.ss_v[0].st_pid == 100 :
+			   f == 2 ? ss.ss_v[0].st_provider[0] == 'p' :
+				    ss.ss_v[0].st_name[0] == 'n'), what);
+		site_set_free(&ss);
+	}
+}
+
 int main(void)
 {
 	test_dedup();
+	test_key_fields();
 	return unit_done();
 }
