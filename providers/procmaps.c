@@ -327,23 +327,32 @@ const struct pm_object *procmaps_find(const struct pm_objects *o,
 	return NULL;
 }
 
+/*
+ * Whole lines (getline): a path longer than a fixed buffer would be read
+ * in pieces, and a piece of a path can read as a mapping of its own.
+ */
 int procmaps_self_offset(const void *addr, uint64_t *off)
 {
 	uintptr_t want = (uintptr_t)addr;
 	unsigned long lo, hi, pgoff;
-	char line[512];
+	char *line = NULL;
+	size_t cap = 0;
 	FILE *f = fopen("/proc/self/maps", "re");
 	int err = -ENOENT;
 
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f))
+	errno = 0;
+	while (getline(&line, &cap, f) > 0)
 		if (sscanf(line, "%lx-%lx %*s %lx", &lo, &hi, &pgoff) == 3 &&
 		    want >= lo && want < hi) {
 			*off = want - lo + pgoff;
 			err = 0;
 			break;
 		}
+	if (err && errno == ENOMEM)
+		err = -ENOMEM;
+	free(line);
 	fclose(f);
 	return err;
 }

@@ -7,15 +7,24 @@
  * to answer ENOSYS for one number, as a kernel without that call would
  * (seccomp cannot: the kernel lets 335 and 336 through every filter).
  * Each instruction-form row probes its own site: a refusal names the
- * site's first bytes.  And the attach modes' table as messages list it.
+ * site's first bytes.  The offset of the features' own sites in this
+ * executable (procmaps_self_offset) is not fooled by a mapping whose long
+ * path holds, past any fixed line buffer, text that reads as a mapping.
+ * And the attach modes' table as messages list it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include "unit.h"
 #include "interpose.h"
 #include "attach.h"
 #include "features.h"
+#include "procmaps.h"
 
 static long enosys_nr = -1;     /* the number answered ENOSYS; -1: none */
 
@@ -112,6 +121,91 @@ static void test_insn_rows(void)
 	}
 }
 
+/* @n copies of @c at the end of @s (which has room). */
+static void add_run(char *s, char c, int n)
+{
+	size_t l = strlen(s);
+
+	memset(s + l, c, n);
+	s[l + n] = 0;
+}
+
+/* Where the path of the mapping at @at starts in its /proc/self/maps line. */
+static int path_column(const void *at)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned long lo;
+	int col = -1;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && col < 0 && getline(&line, &cap, f) > 0)
+		if (sscanf(line, "%lx-", &lo) == 1 && lo == (unsigned long)at && strchr(line, '/'))
+			col = (int)(strchr(line, '/') - line);
+	free(line);
+	if (f)
+		fclose(f);
+	return col;
+}
+
+/*
+ * A file mapped below this executable, moved (same inode, so its line
+ * keeps its columns) to a path whose text from byte 511 of its line on is
+ * "0-ffffffffffff r 0 ": read in 511-byte pieces, the piece would say
+ * every address is mapped at offset 0, and the offset asked for after it
+ * would be the address itself.
+ */
+static void test_self_offset_long_path(void)
+{
+	char dir[] = "/tmp/pc-unit-maps.XXXXXX", path[1024], moved[1024], what[160];
+	uint64_t before = 0, after = 1;
+	void *at = MAP_FAILED;
+	int fd = -1, col = -1;
+
+	UNIT_EQ_INT(procmaps_self_offset((const void *)test_self_offset_long_path, &before), 0,
+		    "self offset of a function of this executable");
+	if (mkdtemp(dir)) {
+		snprintf(path, sizeof(path), "%s/f", dir);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	if (fd >= 0 && !ftruncate(fd, 4096))
+		at = mmap((void *)0x10000000, 4096, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+	if (at != MAP_FAILED)
+		col = path_column(at);
+	/* dir/AAAA.../BBBB.../0-ffffffffffff r 0 : the padding puts the fake
+	 * line at byte 511 of the real one. */
+	int pad = 511 - col - (int)strlen(dir) - 2;      /* two '/' */
+	UNIT_TRUE(col > 0 && pad >= 2 && pad <= 500, "a mapping of a file of ours below this executable");
+	if (col > 0 && pad >= 2 && pad <= 500) {
+		int a = pad / 2, b = pad - a - 1;
+
+		snprintf(moved, sizeof(moved), "%s/", dir);
+		add_run(moved, 'A', a);
+		mkdir(moved, 0700);
+		strcat(moved, "/");
+		add_run(moved, 'B', b);
+		mkdir(moved, 0700);
+		strncat(moved, "/0-ffffffffffff r 0 ", sizeof(moved) - strlen(moved) - 1);
+		UNIT_EQ_INT(rename(path, moved), 0, "the file moved to its long path");
+		UNIT_EQ_INT(procmaps_self_offset((const void *)test_self_offset_long_path, &after), 0,
+			    "self offset with the long path mapped below");
+		snprintf(what, sizeof(what), "... the same offset as before it (0x%llx), now 0x%llx",
+			 (unsigned long long)before, (unsigned long long)after);
+		UNIT_TRUE(after == before, what);
+		unlink(moved);
+		*strrchr(moved, '/') = 0;
+		rmdir(moved);
+		*strrchr(moved, '/') = 0;
+		rmdir(moved);
+	}
+	if (at != MAP_FAILED)
+		munmap(at, 4096);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* The attach modes' names, as --attach's error and the usage list them:
  * every mode, the last after @last_sep; a short buffer cut cleanly. */
 static void test_mode_names(void)
@@ -129,6 +223,7 @@ int main(void)
 	test_mode_names();
 	test_syscall_rows();
 	test_insn_rows();
+	test_self_offset_long_path();
 	test_first_answer_stands();
 	test_out_of_table();
 	return unit_done();
