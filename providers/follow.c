@@ -219,47 +219,6 @@ static int hook_linker(struct follow *f, const struct pm_object *po)
 	return 0;
 }
 
-static int same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !strcmp(a, b) || (!stat(a, &sa) && !stat(b, &sb) &&
-				 sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
-}
-
-static void site_drop(struct site_set *ss, size_t j)
-{
-	struct site *st = &ss->ss_v[j];
-
-	free(st->st_path);
-	free(st->st_open_path);
-	free(st->st_provider);
-	free(st->st_name);
-	free(st->st_args);
-	memmove(st, st + 1, (ss->ss_n - j - 1) * sizeof(*st));
-	ss->ss_n--;
-}
-
-/* A site found again (an explicit PATH and '*' naming one object) once. */
-static void drop_duplicates(struct site_set *ss, size_t first)
-{
-	for (size_t j = first; j < ss->ss_n; j++) {
-		const struct site *b = &ss->ss_v[j];
-
-		for (size_t i = 0; i < j; i++) {
-			const struct site *a = &ss->ss_v[i];
-
-			if (a->st_off != b->st_off ||
-			    strcmp(a->st_provider, b->st_provider) ||
-			    strcmp(a->st_name, b->st_name) ||
-			    !same_file(a->st_open_path, b->st_open_path))
-				continue;
-			site_drop(ss, j--);
-			break;
-		}
-	}
-}
-
 /* The '*' probes in @fresh, objects of @pid not searched before. */
 static int resolve_fresh(struct follow *f, pid_t pid,
 			 const struct pm_objects *fresh)
@@ -276,7 +235,7 @@ static int resolve_fresh(struct follow *f, pid_t pid,
 			pc_err("follow: pid %d: probe '%s' not resolved in the "
 			       "objects mapped since", pid, req->pr_text);
 	}
-	drop_duplicates(ss, first);
+	site_set_drop_same(ss, first);
 	for (size_t i = first; i < ss->ss_n; i++) {
 		const struct site *st = &ss->ss_v[i];
 

@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "site.h"
 
 struct site *site_set_add(struct site_set *ss)
@@ -73,6 +74,42 @@ void site_set_sort(struct site_set *ss)
 		ss->ss_v[++w] = ss->ss_v[r];
 	}
 	ss->ss_n = w + 1;
+}
+
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !strcmp(a, b) || (!stat(a, &sa) && !stat(b, &sb) &&
+				 sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+static void site_drop(struct site_set *ss, size_t j)
+{
+	struct site *st = &ss->ss_v[j];
+
+	site_free(st);
+	memmove(st, st + 1, (ss->ss_n - j - 1) * sizeof(*st));
+	ss->ss_n--;
+}
+
+void site_set_drop_same(struct site_set *ss, size_t first)
+{
+	for (size_t j = first; j < ss->ss_n; j++) {
+		const struct site *b = &ss->ss_v[j];
+
+		for (size_t i = 0; i < j; i++) {
+			const struct site *a = &ss->ss_v[i];
+
+			if (a->st_off != b->st_off ||
+			    strcmp(a->st_provider, b->st_provider) ||
+			    strcmp(a->st_name, b->st_name) ||
+			    !same_file(a->st_open_path, b->st_open_path))
+				continue;
+			site_drop(ss, j--);
+			break;
+		}
+	}
 }
 
 int site_glob(const char *pattern, const char *s)

@@ -48,6 +48,12 @@ struct site *site_set_add(struct site_set *ss);
 void site_set_free(struct site_set *ss);
 /* Sort by (path, provider, name, pc) and drop exact duplicates. */
 void site_set_sort(struct site_set *ss);
+/*
+ * Drop each site from @first on that an earlier one already is: the same
+ * offset, provider and name in the same file (by path, or by device and
+ * inode: an explicit PATH and '*' naming one object), keeping the order.
+ */
+void site_set_drop_same(struct site_set *ss, size_t first);
 
 /* Shell-style glob match used for PROVIDER and NAME ("*", "?", "[..]"). */
 int  site_glob(const char *pattern, const char *s);

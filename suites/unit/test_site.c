@@ -4,6 +4,11 @@
  * attached once, but an entry and a return probe at one pc are two sites,
  * and so are two sites that differ in any one field of the key (path,
  * pid, provider, name): two copies of a library hold the same pc.
+ * site_set_drop_same (follow's late objects: an explicit PATH and '*'
+ * naming one file) drops a site an earlier one already is, by path or by
+ * inode, and keeps the others in their order; a full set (16 sites, its
+ * first capacity) with the copy last moves nothing past its end (ASan in
+ * make sanitize, the mutation runner's unit-san).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -107,9 +112,59 @@ static void test_key_fields(void)
 	}
 }
 
+/* Site @name at offset @off of @file (its open path), into @ss. */
+static void add_in(struct site_set *ss, const char *file, uint64_t off, const char *name)
+{
+	struct site *st = site_set_add(ss);
+
+	if (!st)
+		abort();
+	st->st_path = strdup(file);
+	st->st_open_path = strdup(file);
+	st->st_provider = strdup("p");
+	st->st_name = strdup(name);
+	st->st_args = strdup("");
+	st->st_off = off;
+}
+
+static void test_drop_same(void)
+{
+	struct site_set ss = { 0 };
+	char name[16];
+	int order = 1;
+
+	/* 15 sites of this executable, then the first again by another path
+	 * to its inode: the set is full, the copy last. */
+	for (int i = 0; i < 15; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		add_in(&ss, "/proc/self/exe", 0x100 + i, name);
+	}
+	add_in(&ss, "/proc/self/exe", 0x100, "n0");
+	UNIT_EQ_INT(ss.ss_cap, 16, "a full set: 16 sites, its first capacity");
+	free(ss.ss_v[15].st_open_path);
+	ss.ss_v[15].st_open_path = realpath("/proc/self/exe", NULL);
+	site_set_drop_same(&ss, 1);
+	UNIT_EQ_INT(ss.ss_n, 15, "the first site again by its inode, last: dropped");
+	/* A copy in the middle, one in another file, one another name. */
+	add_in(&ss, "/proc/self/exe", 0x101, "n1");
+	add_in(&ss, "/bin/sh", 0x102, "n2");
+	add_in(&ss, "/proc/self/exe", 0x102, "other");
+	add_in(&ss, "/proc/self/exe", 0x103, "n3");
+	add_in(&ss, "/proc/self/exe", 0x200, "last");
+	site_set_drop_same(&ss, 15);
+	UNIT_EQ_INT(ss.ss_n, 18, "two more copies dropped; another file, another name kept");
+	for (int i = 0; i < 15; i++)
+		order &= ss.ss_v[i].st_off == 0x100 + (uint64_t)i;
+	UNIT_TRUE(order && ss.ss_n == 18 && !strcmp(ss.ss_v[15].st_open_path, "/bin/sh") &&
+		  !strcmp(ss.ss_v[16].st_name, "other") && !strcmp(ss.ss_v[17].st_name, "last"),
+		  "... the others in their order");
+	site_set_free(&ss);
+}
+
 int main(void)
 {
 	test_dedup();
 	test_key_fields();
+	test_drop_same();
 	return unit_done();
 }
