@@ -80,9 +80,8 @@ TOOLS      := $(TOOL_SRCS:harness/tools/%.c=$(O)/tools/%)
 UNIT_SRCS  := $(wildcard suites/unit/test_*.c)
 UNITS      := $(UNIT_SRCS:suites/unit/%.c=$(O)/unit/%)
 # Unit binaries that mostly wait for the kernel: a suite runs them beside
-# the others (faults.syscall-countdown), not run-unit, where they would
-# wait alone.
-UNITS_WAIT := $(O)/unit/test_sysfailattach
+# the others, not run-unit (suites/unit/wait.list says which and why).
+UNITS_WAIT := $(addprefix $(O)/unit/,$(shell sed 's/\#.*//' suites/unit/wait.list))
 UNITS_RUN  := $(filter-out $(UNITS_WAIT),$(UNITS))
 PROBECHECK := $(O)/probecheck
 
@@ -325,39 +324,38 @@ fuzz: $(FUZZ_BINS) fixtures
 
 # Unit tests and every suite on a sanitizer build of the tracer, its tools
 # and unit tests (in $(O)-san; fixtures never take sanitizers): 0 reports
-# wanted.  ASan and LSan write each report to a file of its own in
-# $(O)-san/sanitizer, never to stderr (suites compare probecheck's
-# stderr); the suites' teardown fails the test whose processes made one.
-# UBSan stops at the first report (-fno-sanitize-recover) with status 86,
-# so a report is also a failed command; it writes to stderr (log_path is
-# ASan's alone in a combined build), where teardown and this count look.  Valgrind cannot run a sanitizer build: it is
+# wanted (harness/run/sanitize-run: where ASan, LSan and UBSan write, how
+# they are counted).  Valgrind cannot run a sanitizer build: it is
 # `make check`'s.  Like coverage, the figure joins RESULTS.md after a
 # `make check`.  Exit 0 iff every test passed and no report was written.
 SAN_O := $(O)-san
-SAN_DIR := $(abspath $(SAN_O))/sanitizer
-SAN_ENV := ASAN_OPTIONS=log_path=$(SAN_DIR)/asan:detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1 \
-	UBSAN_OPTIONS=log_path=$(SAN_DIR)/ubsan:print_stacktrace=1:exitcode=86 \
-	LSAN_OPTIONS=suppressions=$(abspath harness/run/lsan.supp) PROBECHECK_SANITIZER_DIR=$(SAN_DIR)
-.PHONY: sanitize
+.PHONY: sanitize covsan
 sanitize:
 	$(Q)rm -rf $(SAN_O)
 	$(Q)$(MAKE) --no-print-directory O=$(SAN_O) SANITIZE=address,undefined NO_INSTALL=1 all
-	$(Q)mkdir -p $(SAN_O)/results $(SAN_DIR)
-	$(Q)start=$$(date +%s); export $(SAN_ENV); \
-	./harness/run/run-unit $(SAN_O)/results $(UNITS_RUN:$(O)/%=$(SAN_O)/%); u=$$?; \
-	PROBECHECK_BUILD=$(abspath $(SAN_O)) ./harness/run/run-suites $(SAN_O)/results $(C_SUITES) \
-		| tee $(SAN_O)/run.log; s=$${PIPESTATUS[0]}; \
-	reports=$$(find $(SAN_DIR) $(SAN_O)/results/run/suites/*/sanitizer -type f 2>/dev/null); \
-	n=$$(printf '%s' "$$reports" | grep -c .); ub=$$(cat $(SAN_O)/results/*.tap $(SAN_O)/results/unit-*.err | grep -cE '[^ :]+:[0-9]+:[0-9]+: runtime error: '); \
-	{ echo "sanitize: SANITIZE=address,undefined (gcc $$($(CC) -dumpversion)), commit $$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $$(date -u +%F), kernel $$(uname -r), $$(( $$(date +%s) - start )) s"; \
-	  echo "sanitize: unit tests exit $$u; suites: $$(tail -n 1 $(SAN_O)/run.log)"; \
-	  echo "sanitize: $$n ASan/LSan reports, $$ub UBSan reports"; \
-	  for f in $$reports; do echo "  $$f: $$(grep -m1 -E 'ERROR|runtime error|SUMMARY' $$f)"; done; \
-	} | tee $(SAN_O)/sanitize.txt; \
+	$(Q)./harness/run/sanitize-run $(SAN_O) $(UNITS_RUN:$(O)/%=$(SAN_O)/%) -- $(C_SUITES); st=$$?; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
 		cp $(SAN_O)/sanitize.txt $(RESULTS_DIR)/sanitize.txt && $(MAKE) --no-print-directory results; \
 	fi; \
-	[ $$u = 0 ] && [ $$s = 0 ] && [ $$n = 0 ] && [ $$ub = 0 ]
+	exit $$st
+
+# CI's instrumented pass: `make coverage` and `make sanitize` in one run of
+# the unit tests and suites, on a build with gcov and the sanitizers
+# (in $(O)-covsan): both figures, for the time of one pass of the suites
+# (about six minutes on two cores).  Exit as sanitize's; the coverage
+# figure is reported, not judged, as coverage's.
+COVSAN_O := $(O)-covsan
+covsan:
+	$(Q)rm -rf $(COVSAN_O)
+	$(Q)$(MAKE) --no-print-directory O=$(COVSAN_O) COVERAGE=1 SANITIZE=address,undefined NO_INSTALL=1 all
+	$(Q)./harness/run/sanitize-run $(COVSAN_O) $(UNITS_RUN:$(O)/%=$(COVSAN_O)/%) -- $(C_SUITES); st=$$?; \
+	{ ./harness/run/coverage-report $(COVSAN_O); echo "coverage run: $$(tail -n 1 $(COVSAN_O)/run.log) (with the sanitizers)"; } \
+		| tee $(COVSAN_O)/coverage.txt || st=1; \
+	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
+		cp $(COVSAN_O)/sanitize.txt $(RESULTS_DIR)/sanitize.txt && \
+		cp $(COVSAN_O)/coverage.txt $(RESULTS_DIR)/coverage.txt && $(MAKE) --no-print-directory results; \
+	fi; \
+	exit $$st
 
 # Mutation testing (harness/run/mutate): MUTANTS mutants of providers/ and the
 # BPF program, picked by MUTATE_SEED (MUTATE_FILES="providers/spec.c"
@@ -490,6 +488,7 @@ help:
 	@echo '  valgrind     list and trace under memcheck: 0 errors, 0 bytes definitely lost'
 	@echo '  fuzz         libFuzzer targets (clang, ASan+UBSan), FUZZ_S (60) s each, FUZZ_TARGETS="note spec" selects; into RESULTS.md'
 	@echo '  sanitize     unit tests and the C_SUITES on an ASan+UBSan build ($(O)-san): 0 reports; into RESULTS.md'
+	@echo '  covsan       coverage and sanitize in one pass (gcov + ASan+UBSan build, $(O)-covsan), as CI runs them; into RESULTS.md'
 	@echo '  mutate-heldout  CI'"'"'s held-out sample: HELDOUT_MUTANTS (10) mutants, seed from the commit; into RESULTS.md'
 	@echo '  mutate       mutation testing of providers/: MUTANTS (100) mutants, unit tests + mapped suites, MUTATE_S (240) s each; score, survivors; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'

@@ -248,7 +248,7 @@ copy_tree() {
 	EOF
 }
 
-@test "structure.mutate-paths: the mutation runner's scripts exist where it runs them, and the unit binaries it leaves to a suite are the Makefile's UNITS_WAIT" {
+@test "structure.mutate-paths: the mutation runner's scripts exist where it runs them, and the unit binaries it leaves to a suite are the Makefile's UNITS_WAIT, each run by a suite" {
 	run -0 /usr/bin/python3 - "$PROBECHECK_ROOT" <<-'EOF'
 	import os, sys
 	root = sys.argv[1]
@@ -260,12 +260,18 @@ copy_tree() {
 	    print(("ok " if os.access(p, os.X_OK) else "missing ") + os.path.relpath(p, root))
 	supp = mut_check.SAN_ENV(root)["LSAN_OPTIONS"].split("=", 1)[1]
 	print(("ok " if os.path.isfile(supp) else "missing ") + os.path.relpath(supp, root))
-	print("wait " + " ".join(sorted(mut_check.WAIT_UNITS)))
+	print("wait " + " ".join(sorted(mut_check.wait_units(root))))
 	EOF
 	refute_line --partial missing
 	assert_line "ok harness/run/pcmutate/sweep"
-	wait=$(sed -n 's|^UNITS_WAIT := ||p' "$PROBECHECK_ROOT/Makefile" | sed 's|$(O)/unit/||g')
+	wait=$(make -s --no-print-directory -C "$PROBECHECK_ROOT" NO_INSTALL=1 \
+		--eval='pc-print-wait: ; @echo $(notdir $(UNITS_WAIT))' pc-print-wait)
+	[[ -n $wait ]] || fail "the Makefile's UNITS_WAIT is empty"
 	assert_line "wait $wait"
+	# Left out of every unit phase, each is run by a suite.
+	for w in $wait; do
+		grep -q "/unit/$w\"" "$PROBECHECK_ROOT"/suites/*.bats || fail "$w: in UNITS_WAIT, run by no suite"
+	done
 }
 
 @test "structure.checklists-mutate: checklists: a providers/ file no line of ci/mutate-suites matches is named" {

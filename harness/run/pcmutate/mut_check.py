@@ -19,9 +19,15 @@ from mut_run import _env, run_bounded
 from pcreport import mutation
 
 UNIT_LIMIT = 120        # a unit binary that runs longer is hung
-# The Makefile's UNITS_WAIT: unit binaries a suite runs (they mostly wait
-# on the kernel), not run-unit; a mutant meets them through that suite.
-WAIT_UNITS = {"test_sysfailattach"}
+
+
+def wait_units(src):
+    """suites/unit/wait.list: unit binaries a suite runs (they mostly wait
+    on the kernel), not run-unit; a mutant meets them through that suite."""
+    with open(os.path.join(src, "suites", "unit", "wait.list")) as f:
+        return {l.split("#", 1)[0].strip() for l in f} - {""}
+
+
 SAN_MAKE = ("SANITIZE=address,undefined",)
 
 
@@ -47,9 +53,10 @@ class Checks:
                               env=env, check=args[0] == "snap")
 
     def units(self, tree=None):
+        wait = wait_units(self.tree.src)
         return sorted(p for p in glob.glob(os.path.join((tree or self.tree).build, "unit", "test_*"))
                       if os.access(p, os.X_OK) and "." not in os.path.basename(p)
-                      and os.path.basename(p) not in WAIT_UNITS)
+                      and os.path.basename(p) not in wait)
 
     def unit(self, res, limit, tag=None, tree=None):
         """TREE: the sanitizer build's (reports to stderr, a report fails
