@@ -184,6 +184,10 @@ static int probe_optimize(char *why, size_t len)
 	close(res[0]);
 	if (pid > 0 && waitpid(pid, &st, 0) != pid && !err)
 		err = -errno;
+	/* Its report read, the child must still end as it says: a short
+	 * write or a crash after the hits is no answer. */
+	else if (!err && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		err = -ECHILD;
 	if (err)
 		return err;
 	if (s.ns_bytes[0] == 0xe8 && s.ns_tramp)

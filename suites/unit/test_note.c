@@ -645,6 +645,48 @@ static void test_no_program_headers(void)
 	free(img);
 }
 
+/* Extended numbering: e_shnum 0 with the count in section header 0's
+ * sh_size, e_phnum PN_XNUM with it in sh_info (a linker writes these past
+ * 0xff00 sections or 0xffff segments; they are legal at any count).  The
+ * file opens, its segments and notes are read as the plain one's. */
+static void test_extended_numbering(void)
+{
+	struct nw_buf nb = { .nb_n = 0 };
+	struct usdt_notes n;
+	struct nw_elf e;
+	unsigned char *img;
+	size_t len;
+
+	nw_note_sdt(&nb, 0x401010, 0x400f00, 0x403010, "fx", "p_int", "-4@%edi");
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+	len = nw_image(&e, &img);
+	for (int k = 0; k < 2; k++) {
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+		Elf64_Shdr *sh0 = (Elf64_Shdr *)(img + eh->e_shoff);
+		const char *p = tpath("xnum.elf");
+		char what[96];
+
+		if (k == 0) {           /* sections */
+			sh0->sh_size = eh->e_shnum;
+			eh->e_shnum = 0;
+		} else {                /* and segments */
+			sh0->sh_info = eh->e_phnum;
+			eh->e_phnum = PN_XNUM;
+		}
+		nw_write_bytes(p, img, len);
+		snprintf(what, sizeof(what), "extended %s: notes read",
+			 k ? "e_shnum and e_phnum" : "e_shnum");
+		UNIT_EQ_INT(notes_of(p, &n), 0, what);
+		if (n.un_n == 1)
+			check_note(&n, 0, what, "fx", "p_int", "-4@%edi",
+				   0x401010, 0x400f00, 0x403010, 0x401010, 0x1010, 0x403010, 0x2010);
+		else
+			UNIT_EQ_INT(n.un_n, 1, "... one note");
+		usdt_notes_free(&n);
+	}
+	free(img);
+}
+
 static void test_notes_exec(void)
 {
 	struct nw_buf nb = { .nb_n = 0 };
@@ -1104,6 +1146,7 @@ int main(void)
 	test_load_bias();
 	test_bad_files();
 	test_no_section_headers();
+	test_extended_numbering();
 	test_no_program_headers();
 	test_notes_exec();
 	test_notes_lld();
