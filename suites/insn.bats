@@ -187,6 +187,30 @@ case_a() {
 @test "insn.multi-pid-lib: multi: -p: a refused site in a library the process loads later fails the attach; the process runs on untraced" {
 	pc_use_mode multi; case_p multi lib
 }
+@test "insn.multi-pid-second-link: multi: -p: a refused site in the library's link, after the executable's accepted one: the link's error and the site named, nothing else; the process runs on untraced" {
+	pc_use_mode multi
+	local f o r fifo pid st n=0
+	# Links go by object in site order (the executable sorts first), so
+	# the refused group starts past the first site.
+	for f in "${FORMS[@]}"; do
+		accepted "$f" && continue
+		n=$((n + 1)) st=0
+		o=$BATS_TEST_TMPDIR/$f.o r=$BATS_TEST_TMPDIR/$f.ready
+		fifo=$(pc_fifo "$f.go")
+		pc_spawn pid "$FXN" --oracle "$o" dlopen ready:"$r" wait:"$fifo" fire:nop1:2 "libfire:$f:3"
+		pc_wait_file "$r"
+		pc_bounded trace --attach=multi --json -p "$pid" $(specs exe nop1) $(specs lib "$f") \
+			>"$o.t" 2>"$o.err" || st=$?
+		refused_ok lib "$f" "$st" "$(cat "$o.err")"
+		[[ $(grep -c '^probecheck: ' "$o.err") == 2 ]] &&
+			grep -q "^probecheck: uprobe_multi: '$FXNLIB': 1 uprobes, the first fxinslib:$f at " "$o.err" ||
+			fail "$f: expected the library link's error and its site, nothing else: $(cat "$o.err")"
+		pc_fifo_write "$fifo" go
+		wait "$pid" || fail "$f: the fixture, untraced after the failed attach, exited $?"
+	done
+	((n)) || skip "this kernel refuses none of ${FORMS[*]}"
+}
+
 @test "insn.perf-all: perf: -a: a refused site fails the attach at once; an accepted one traces exactly" {
 	pc_use_mode perf; case_a perf exe
 }
