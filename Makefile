@@ -493,7 +493,7 @@ help:
 	@echo '  mutate       mutation testing of providers/: MUTANTS (100) mutants, unit tests + mapped suites, MUTATE_S (240) s each; score, survivors; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
 	@echo '  bench        cost per hit (x syscall), attach/detach per site, events/s, per path and kind; BENCH_KERNELS= in guests'
-	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=); RESULTS.md'
+	@echo '  conformance  the tracing suites against TRACERS="probecheck bpftrace bcc perf libbpf" (or PC_TRACER=; CONFORMANCE_SUITES, CONFORMANCE_OTHERS_SUITES: the suites of all, of all but probecheck); RESULTS.md'
 	@echo '  soak         fault injection, SOAK_N (200) iterations per attach mode, 0 leaks'
 	@echo '  flake        the suites FLAKE_N (20) times; lists every test whose outcome changed'
 	@echo '  bisect-selftest  bisect-kernels and bisect-git find planted regressions'
