@@ -341,7 +341,7 @@ copy_tree() {
 	d=$BATS_TEST_TMPDIR/t
 	copy_tree "$d"
 	echo 'debian-6.12-arm deb:linux-image-6.12.*+deb12-arm64' >>"$d/ci/kernels"
-	sed -i 's/debian-6.1-cloud debian-sid-cloud"/debian-6.1-cloud debian-7.0-cloud"/' "$d/.ci/run"
+	sed -i 's/debian-5.10-cloud debian-sid-cloud"/debian-5.10-cloud debian-7.0-cloud"/' "$d/.ci/run"
 	sed -i 's/, debian-sid-cloud\]/, debian-sid-cloud, debian-old]/' "$d/ci/github/matrix.yml"
 	checklists "$d"
 	assert_failure 1
