@@ -182,9 +182,12 @@ static int hook_linker(struct follow *f, const struct pm_object *po)
 	__s64 delta;
 	int err;
 
-	/* Not ELF, unreadable: not a linker. */
-	if (elf_obj_open(po->po_open_path, ELF_QUIET, &eo))
-		return 0;
+	/* Not ELF, unreadable: not a linker.  Out of memory is ours: the
+	 * object is never checked again, and a linker not hooked is every
+	 * later dlopen not followed, quietly. */
+	err = elf_obj_open(po->po_open_path, ELF_QUIET, &eo);
+	if (err)
+		return err == -ENOMEM ? err : 0;
 	err = elf_obj_sym_addr(eo, "_dl_debug_state", &fn) ||
 	      elf_obj_sym_addr(eo, "_r_debug", &rd) ||
 	      elf_obj_vaddr_to_off(eo, fn, &st.st_off) ||
@@ -231,9 +234,18 @@ static int resolve_fresh(struct follow *f, pid_t pid,
 	for (int i = 0; i < f->fw_nreqs; i++) {
 		const struct probe_req *req = f->fw_reqs[i];
 
-		if (provider_find(req->pr_kind)->pv_resolve(req, &tg, ss) < 0)
-			pc_err("follow: pid %d: probe '%s' not resolved in the "
-			       "objects mapped since", pid, req->pr_text);
+		err = provider_find(req->pr_kind)->pv_resolve(req, &tg, ss);
+		if (err >= 0)
+			continue;
+		pc_err("follow: pid %d: probe '%s' not resolved in the "
+		       "objects mapped since: %s", pid, req->pr_text,
+		       pc_strerror(-err));
+		/* An object's own fault (a bad note) spoils that object
+		 * only; running out of memory is ours, and the objects
+		 * are marked searched: never again, so it must end the
+		 * trace, not lose their probes quietly. */
+		if (err == -ENOMEM)
+			return err;
 	}
 	site_set_drop_same(ss, first);
 	for (size_t i = first; i < ss->ss_n; i++) {
@@ -301,8 +313,9 @@ void follow_ctl(void *ctx, const struct pc_event *ev)
 	f->fw_nstops++;
 	pc_dbg("follow: pid %d stopped at %s", pid,
 	       ev->pe_args[0] == PC_CTL_EXEC ? "exec" : "_dl_debug_state");
-	if (!f->fw_stopping)
-		follow_scan(f, pid);
+	if (!f->fw_stopping && follow_scan(f, pid) == -ENOMEM)
+		pc_err("follow: pid %d: its new objects not searched: %s", pid,
+		       pc_strerror(ENOMEM));
 	if (kill(pid, SIGCONT) && errno != ESRCH)
 		pc_err("follow: cannot continue pid %d: %s", pid, pc_strerror(errno));
 }

@@ -10,7 +10,8 @@
  * site's first bytes.  The offset of the features' own sites in this
  * executable (procmaps_self_offset) is not fooled by a mapping whose long
  * path holds, past any fixed line buffer, text that reads as a mapping.
- * And the attach modes' table as messages list it.
+ * And the attach modes' table as messages list it, and --attach=auto's
+ * choice from the registry's answers.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -218,8 +219,28 @@ static void test_mode_names(void)
 	UNIT_EQ_STR(tiny, "perf,", "a buffer too small: cut, NUL-terminated");
 }
 
+/* --attach=auto (attach_choose) on a kernel whose uprobe_multi link
+ * exists but filters by thread (before 6.10): multi for a system-wide
+ * trace, perf for a per-process one (the link would miss every thread but
+ * the main one); a mode asked for by name is kept.  The registry's rows
+ * noted first, as that kernel's probe notes them: this runs before any
+ * probe of those rows. */
+static void test_auto_choice(void)
+{
+	feature_note(FEATURE_UPROBE_MULTI, 1, NULL);
+	feature_note(FEATURE_UPROBE_MULTI_PID, 0,
+		     "with a pid, a hit in a second thread of that process was lost");
+	UNIT_TRUE(attach_choose(NULL, 1) == &attach_perf_ops,
+		  "auto, per process, multi filtering by thread: perf");
+	UNIT_TRUE(attach_choose(NULL, 0) == &attach_multi_ops,
+		  "auto, system-wide: multi");
+	UNIT_TRUE(attach_choose(&attach_tracefs_ops, 1) == &attach_tracefs_ops,
+		  "a mode asked for by name: kept");
+}
+
 int main(void)
 {
+	test_auto_choice();
 	test_mode_names();
 	test_syscall_rows();
 	test_insn_rows();

@@ -66,6 +66,31 @@ static void test_probe_req_parse(void)
 }
 
 /*
+ * probe_req_parse refusing a probe after it copied all four fields (an
+ * unknown kind, an empty last field): -EINVAL, every copy given back.
+ */
+static void test_probe_req_refused(void)
+{
+	static const char *const bad[] = {
+		"nosuch:/bin/true:prov:name", "usdt:/bin/true:prov:",
+		"usdt::prov:name", "usdt:/bin/true:prov:name:extra",
+	};
+	struct probe_req req;
+	char what[160];
+	long before;
+
+	unit_quiet(1);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		before = live;
+		snprintf(what, sizeof(what), "probe_req_parse '%s': -EINVAL", bad[i]);
+		UNIT_EQ_INT(probe_req_parse(bad[i], &req), -EINVAL, what);
+		snprintf(what, sizeof(what), "probe_req_parse '%s': nothing left allocated", bad[i]);
+		UNIT_EQ_INT(live - before, 0, what);
+	}
+	unit_quiet(0);
+}
+
+/*
  * follow_open with a '*' probe (the follow itself, its table of the '*'
  * requests; the requests are the caller's, parsed before): every
  * allocation failure is -ENOMEM with nothing left; the successful one is
@@ -344,6 +369,7 @@ int main(void)
 #else
 	if (allocator_is_ours()) {
 		test_probe_req_parse();
+		test_probe_req_refused();
 		test_follow_open();
 		test_usdt_notes_read();
 		test_procmaps_parse();

@@ -5,6 +5,8 @@
  * answer about the program: a site "not installed", an object skipped
  * for having no probes, a record removed that was not undone.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +16,12 @@
 #include <sys/sdt.h>
 #include "nomem.h"
 #include "attach_tracefs.h"
+#include "follow.h"
 #include "install_check.h"
 #include "log.h"
 #include "procmaps.h"
 #include "provider.h"
+#include "session.h"
 #include "site.h"
 #include "unitsite.h"
 #include "stash.h"
@@ -132,6 +136,14 @@ static int res_run(void *ctx)
 		snprintf(what, sizeof(what), "%s%s: all %d sites, none dropped (%zu)",
 			 c->text, c->tg.tg_pid ? " (in a process)" : "", c->want, out.ss_n);
 		UNIT_TRUE(rc == c->want && (int)out.ss_n == c->want, what);
+		for (size_t i = 0; i < out.ss_n; i++) {
+			const struct site *st = &out.ss_v[i];
+
+			snprintf(what, sizeof(what), "%s: site %zu whole (paths, "
+				 "provider, name, arguments)", c->text, i);
+			UNIT_TRUE(st->st_path && st->st_open_path && st->st_provider &&
+				  st->st_name && st->st_args, what);
+		}
 		rc = 0;
 	}
 	site_set_free(&out);
@@ -224,6 +236,106 @@ static int ic_pid_run(void *ctx)
 	return rc;
 }
 
+/*
+ * follow_start with descendants (--follow), root this process: the
+ * tracepoint links, then every process of /proc read into growing pid
+ * tables (hundreds of processes: several reallocations), then the scan of
+ * our maps.  A failure is -ENOMEM with nothing of ours left once the
+ * follow is stopped and closed, as the CLI does on its error path.  A new
+ * follow per run, made before the countdown; one session for them all
+ * (its programs loaded once: a session is libbpf's thousands of
+ * allocations, nomem_ours_only, and ~0.1 s of verifier).  Found so:
+ * hook_linker and resolve_fresh took a failed allocation for "not a
+ * linker" and "no probes here", marked the object searched, and went on.
+ */
+struct fs_ctx {
+	struct probe_req req;
+	struct site_set ss;
+	struct follow *f;
+	struct pc_session *s;
+};
+
+static void fs_ctl(void *ctx, const struct pc_event *ev)
+{
+	follow_ctl(((struct fs_ctx *)ctx)->f, ev);
+}
+
+static int fs_open(struct fs_ctx *c)
+{
+	struct follow_opts fo = { .fo_descendants = 1, .fo_attach_pid = -1,
+				  .fo_reqs = &c->req, .fo_nreqs = 1 };
+
+	c->f = NULL;
+	return follow_open(&fo, &c->ss, &c->f);
+}
+
+static void fs_prepare(void *ctx)
+{
+	fs_open(ctx);
+}
+
+static int fs_run(void *ctx)
+{
+	struct fs_ctx *c = ctx;
+	int rc;
+
+	if (!c->f)
+		return -EINVAL;
+	unit_capture(1);
+	rc = follow_start(c->f, c->s, getpid());
+	unit_capture(0);
+	/* A success is whole: a failure taken for "not a linker" or "no
+	 * probes here" went on quietly, or said so and went on. */
+	if (!rc) {
+		const unsigned char *hook = dlsym(RTLD_DEFAULT, "_dl_debug_state");
+
+		UNIT_TRUE(hook && *hook == 0xcc,
+			  "follow_start succeeded: the linker's dlopen hook is in");
+		UNIT_EQ_STR(unit_captured, "", "follow_start succeeded: nothing said");
+	}
+	return rc;
+}
+
+static void fs_after(void *ctx)
+{
+	struct fs_ctx *c = ctx;
+
+	follow_stop(c->f);
+	follow_close(c->f);
+	c->f = NULL;
+	site_set_free(&c->ss);  /* the caller's: sites found before a failure */
+}
+
+static void test_follow_start(void)
+{
+	struct fs_ctx c = { 0 };
+	struct sweep sw = { "follow_start", fs_prepare, fs_run, fs_after, &c, 3, 0 };
+	struct session_opts so = { .so_filter_pids = 1, .so_ctl = fs_ctl, .so_ctl_ctx = &c };
+
+	if (probe_req_parse("usdt:*:prov:name", &c.req) || fs_open(&c)) {
+		UNIT_TRUE(0, "follow_start: a '*' probe and its follow");
+		return;
+	}
+	so.so_progs = follow_progs(c.f);
+	follow_close(c.f);
+	c.f = NULL;
+	if (session_open(&so, &c.s)) {
+		UNIT_TRUE(0, "follow_start: a session");
+	} else {
+		/* Once whole first: what the session keeps of a follow's
+		 * attach (its site tables) is made before the count. */
+		fs_prepare(&c);
+		UNIT_EQ_INT(fs_run(&c), 0, "follow_start: a first, whole run");
+		fs_after(&c);
+		nomem_ours_only = 1;
+		sweep(&sw);
+		nomem_ours_only = 0;
+		session_close(c.s);
+	}
+	probe_req_free(&c.req);
+	site_set_free(&c.ss);
+}
+
 static void test_install_check(void)
 {
 	struct site_set ss = { 0 };
@@ -254,6 +366,7 @@ int main(void)
 		test_install_check();
 		test_provider_resolve();
 		test_stash_cleanup();
+		test_follow_start();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");

@@ -4,10 +4,42 @@
  * The kernels of the matrix give 0 (no link before 6.6) or 2 (6.10 on);
  * 6.6-6.9 give 1 (their link filtered by thread, 46ba0e49b642), which
  * only this test shows the registry answering.
+ *
+ * And the link's attr as umulti_link_create builds it: every byte past
+ * the fields it sets is zero, whatever was on the stack before (the
+ * kernel refuses a non-zero byte after the command's last field with
+ * EINVAL, before it looks at the program: a bad program fd must be the
+ * error it gives).
  */
+#include <errno.h>
 #include <string.h>
 #include "unit.h"
+#include "attach_multi.h"
+#include "features.h"
 #include "features_multi.h"
+
+/* Leave non-zero bytes where the next call's locals will be. */
+__attribute__((noinline)) static void dirty_stack(void)
+{
+	volatile unsigned char junk[8192];
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = 0xa5;
+}
+
+static void test_attr_zeroed(void)
+{
+	static const uint64_t off = 0x1000;
+	int fd;
+
+	if (!feature_has(FEATURE_UPROBE_MULTI, NULL, 0)) {
+		UNIT_TRUE(1, "attr tail zeroed # SKIP no uprobe_multi link on this kernel");
+		return;
+	}
+	dirty_stack();
+	fd = umulti_link_create(-1, "/proc/self/exe", &off, NULL, NULL, 1, 0, 0);
+	UNIT_EQ_INT(fd, -EBADF, "a bad program fd refused as such, not the attr (EINVAL)");
+}
 
 static struct umulti_seen judge(uint64_t hits)
 {
@@ -36,5 +68,6 @@ int main(void)
 	c = judge(3);
 	UNIT_TRUE(c.us_link && !c.us_pid, "three hits for two calls: no pid filter to trust");
 	UNIT_TRUE(strstr(c.us_pid_why, "3 hits counted for 2 calls") != NULL, "three hits: said");
+	test_attr_zeroed();
 	return unit_done();
 }
