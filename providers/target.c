@@ -64,8 +64,13 @@ static int path_in_process(const struct probe_req *req,
 					  tg->tg_pid, 0 };
 		return one_object(req, &ob, fn, ctx, out);
 	}
-	snprintf(opened, sizeof(opened), "/proc/%d/root%s", tg->tg_pid,
-		 req->pr_path);
+	/* Cut short, it would name another file (or none). */
+	if ((size_t)snprintf(opened, sizeof(opened), "/proc/%d/root%s",
+			     tg->tg_pid, req->pr_path) >= sizeof(opened)) {
+		pc_err("probe '%s': %s: '/proc/%d/root%s'", req->pr_text,
+		       pc_strerror(ENAMETOOLONG), (int)tg->tg_pid, req->pr_path);
+		return -ENAMETOOLONG;
+	}
 	return one_object(req, &ob, fn, ctx, out);
 }
 
