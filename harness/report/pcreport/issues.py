@@ -16,7 +16,10 @@ from .errors import ReportError, read_text
 
 KEYS = ("id", "symptom", "title", "tests", "affected", "fixed", "evidence")
 REQUIRED = ("id", "symptom", "title", "tests")
-ID_RE = re.compile(r"^K[0-9]+$")
+# K<N>: a kernel problem (some kernels have it, or a fix is known or
+# possible); L<N>: a limitation of the mechanism itself, on every kernel
+# (what a user of it must avoid).  Both are reported the same way.
+ID_RE = re.compile(r"^[KL][0-9]+$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -75,7 +78,7 @@ def _issue(start, st, path):
         if not st.get(k, "").strip():
             raise ReportError(f"{where}: no '{k}'")
     if not ID_RE.match(st["id"]):
-        raise ReportError(f"{where}: id '{st['id']}' is not K<N>")
+        raise ReportError(f"{where}: id '{st['id']}' is not K<N> or L<N>")
     slugs = tuple(st["symptom"].split())
     for s in slugs:
         if not SLUG_RE.match(s):
