@@ -34,7 +34,9 @@ rf_bin() {
 # entry and a return probe on every function of FUNCS (comma list, in
 # $RF_BIN, default the O2 build).  Oracle OUT.o, trace OUT, tracer stderr
 # OUT.err; RF_FOLLOW=1: --follow (children too); RF_ENTRY_ONLY=1: no
-# return probes; RF_OBJ: the functions' object (a library), not $RF_BIN.  RF_STATUS: the
+# return probes; RF_OBJ: the functions' object (a library), not $RF_BIN;
+# RF_ATTACH: --attach=RF_ATTACH (default: the tracer's choice); RF_USDT=1:
+# the fixture's USDT probe rfx:bottom too.  RF_STATUS: the
 # fixture's exit status as its parent saw it
 # (128 + N: killed by signal N).  The tracer must end by itself, 0.
 rf_run() {
@@ -46,10 +48,12 @@ rf_run() {
 		probes+=("pid:${RF_OBJ:-$bin}:$f:entry")
 		[[ -n ${RF_ENTRY_ONLY:-} ]] || probes+=("pid:${RF_OBJ:-$bin}:$f:return")
 	done
+	[[ -z ${RF_USDT:-} ]] || probes+=("usdt:$bin:rfx:bottom")
 	fifo=$(pc_fifo "go.${out##*/}")
 	pc_spawn pid "$bin" --oracle "$out.o" "ready:$ready" "wait:$fifo" "$@"
 	pc_wait_file "$ready"
-	pc_trace_bg "$out" --json --args 2 ${RF_FOLLOW:+--follow} -p "$pid" "${probes[@]}"
+	pc_trace_bg "$out" --json --args 2 ${RF_FOLLOW:+--follow} ${RF_ATTACH:+--attach="$RF_ATTACH"} \
+		-p "$pid" "${probes[@]}"
 	pc_fifo_write "$fifo" go
 	RF_STATUS=0
 	wait "$pid" || RF_STATUS=$?
@@ -79,6 +83,14 @@ rf_landed() {
 		{ fail "no '$2' landing in the oracle $1.o: the program never got there"; return 1; }
 }
 
+# requires_quietly CAP...: every capability there (pc_cap), no skip.
+requires_quietly() {
+	local c
+	for c in "$@"; do
+		pc_cap "$c" || return 1
+	done
+}
+
 # rf_exact OUT [WANT]: the fixture exited WANT (default 0) and the trace
 # is its oracle, event for event.
 rf_exact() {
@@ -99,6 +111,16 @@ rf_exact() {
 # rf_spawn_err: the fixture's stderr (pc_spawn's file, the last spawn).
 rf_spawn_err() {
 	cat "$BATS_TEST_TMPDIR/spawn.$PC_NSPAWN.err"
+}
+
+@test "retflow.usdt-return: a USDT probe in the innermost of 3 return-probed frames, traced with them: every event exact, in the order they happened (entries, the USDT probe, returns)" {
+	requires tracer:func_entry tracer:func_return tracer:pid
+	local t=$BATS_TEST_TMPDIR/t
+	RF_USDT=1 rf_run "$t" rf_dive usdt:3 usdt:1
+	rf_exact "$t"
+	run -0 jq -r '.probe' "$t"
+	assert_output "$(printf '%s\n' rf_dive:entry rf_dive:entry rf_dive:entry rfx:bottom \
+		rf_dive:return rf_dive:return rf_dive:return rf_dive:entry rfx:bottom rf_dive:return)"
 }
 
 @test "retflow.depth-limit: recursion 65 and 200 deep: every entry, and the returns of the outermost 64 frames only (the kernel keeps 64 pending per thread), exact" {
@@ -129,6 +151,27 @@ rf_spawn_err() {
 	rf_run "$t" rf_dive,rf_leaf sigjmp:1 leaf:1 sigjmp:3 leaf:2 dive:2
 	rf_landed "$t" siglongjmp
 	rf_exact "$t"
+}
+
+@test "retflow.every-mode: longjmp and siglongjmp out of probed frames, then calls, and recursion past 64, through each attach mode the kernel has (perf, tracefs, multi): exact" {
+	requires tracer:func_entry tracer:func_return tracer:pid
+	local t=$BATS_TEST_TMPDIR/t mode n=0
+	pc_probecheck_only "--attach=MODE"
+	for mode in perf tracefs multi; do
+		# A mode the kernel lacks is said in the log, the rest run.
+		if ! requires_quietly $(pc_mode_caps "$mode"); then
+			pc_log "$mode: not on this kernel"
+			continue
+		fi
+		# The recursion first: records of abandoned frames count
+		# against the 64 (retflow.longjmp-deep).
+		RF_ATTACH=$mode rf_run "$t.$mode" rf_dive,rf_leaf dive:66 jmp:3 leaf:1 sigjmp:2 leaf:1 dive:2
+		rf_status 0
+		jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$t.$mode.o" >"$t.$mode.want"
+		assert_oracle "$t.$mode.want" "$t.$mode"
+		n=$((n + 1))
+	done
+	((n > 0)) || skip "no attach mode of perf, tracefs, multi on this kernel"
 }
 
 @test "retflow.sigaltstack-jump: siglongjmp from a handler on a sigaltstack out of 1 and 3 probed frames, then calls: exact" {
@@ -165,24 +208,36 @@ rf_spawn_err() {
 	rf_exact "$t"
 }
 
-@test "retflow.longjmp-deep: longjmp out of 63 and then out of 64 probed frames, then calls: the calls' returns exact" {
+@test "retflow.longjmp-deep: after longjmp out of 2 probed frames, a recursion 66 deep gets the returns of its outermost 64; after longjmp out of 63, and out of 64, later calls' returns exact" {
 	requires tracer:func_entry tracer:func_return tracer:pid
-	local t=$BATS_TEST_TMPDIR/t
+	local t=$BATS_TEST_TMPDIR/t ev=() n
 	rf_run "$t.63" rf_dive,rf_leaf jmp:63 leaf:2
 	rf_exact "$t.63"
+	rf_run "$t.2" rf_dive,rf_leaf jmp:2 leaf:1 dive:66
+	rf_status 0
+	assert_oracle "$t.2.o" "$t.2" --only '*:entry'
+	jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$t.2.o" >"$t.2.want"
+	if ! assert_oracle "$t.2.want" "$t.2" 2>/dev/null; then
+		n=$(grep -c '"rf_dive:return"' "$t.2") || true
+		# 64 expected: the 2 for frames 0 and 1 of the jump plus the
+		# recursion's first 64 returns = rf_leaf 1, rf_dive 64.
+		ev+=("after longjmp out of 2 probed frames: a recursion 66 deep got $n rf_dive returns of 64 (the 2 abandoned records still counted)")
+	fi
 	rf_run "$t" rf_dive,rf_leaf jmp:64 leaf:2 dive:2
 	rf_status 0
-	# Everything else exact: the lost events are only the returns.
-	assert_oracle "$t.o" "$t" --only 'rf_*:entry'
-	if ! grep -q '"probe":"rf_leaf:return"' "$t" && ! grep -q '"probe":"rf_dive:return"' "$t"; then
-		# The kernel checks its 64-pending limit (MAX_URETPROBE_DEPTH)
-		# before it drops the records longjmp abandoned: with 64 of
-		# them, no later return probe of the thread is armed, and
-		# none ever cleans them up.
-		pc_kernel_symptom uretprobe-depth-stale \
-			"after longjmp out of 64 probed frames: 0 of $(grep -c ':return"' "$t.o") later return events (2 rf_leaf, 2 rf_dive), every entry exact" \
-			"after longjmp out of 63: every return exact"
+	assert_oracle "$t.o" "$t" --only '*:entry'
+	if ! grep -q ':return"' "$t"; then
+		ev+=("after longjmp out of 64 probed frames: 0 of $(grep -c ':return"' "$t.o") later return events (2 rf_leaf, 2 rf_dive), every entry exact")
 	fi
+	if ((${#ev[@]})); then
+		# The kernel keeps the records of frames a longjmp abandoned
+		# until a return proves them dead, and checks its limit of 64
+		# (MAX_URETPROBE_DEPTH) before dropping any: they use up the
+		# thread's 64, and with 64 of them nothing is armed again.
+		pc_kernel_symptom uretprobe-depth-stale "${ev[@]}" \
+			"after longjmp out of 63: the next calls' returns exact"
+	fi
+	assert_oracle "$t.2.want" "$t.2"
 	assert_oracle "$t.o" "$t"
 }
 
