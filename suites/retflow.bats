@@ -23,6 +23,14 @@ load helpers/common
 
 PC_REQUIRES=(root uprobe_pmu bpf btf)
 
+# rf_requires: what every test here needs.  probecheck takes return
+# probes by BPF cookie only (none by place: before 5.15 they SKIP, as in
+# pid.bats); the int3 return path is the one of 5.15-6.10 kernels.
+rf_requires() {
+	requires tracer:func_entry tracer:func_return tracer:pid
+	requires bpf_cookie
+}
+
 # rf_bin [OPT]: the fixture executable (O2 unless OPT).
 rf_bin() {
 	local f=$PC_FIXTURES/fx_retflow_${1:-O2}
@@ -99,7 +107,7 @@ rf_exact() {
 }
 
 @test "retflow.plain-depth: return probes on recursion 10, 63 and 64 deep (O0 and O2): every entry and every return, exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local o
 	for o in O0 O2; do
 		RF_BIN=$(rf_bin $o)
@@ -114,7 +122,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.usdt-return: a USDT probe in the innermost of 3 return-probed frames, traced with them: every event exact, in the order they happened (entries, the USDT probe, returns)" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	RF_USDT=1 rf_run "$t" rf_dive usdt:3 usdt:1
 	rf_exact "$t"
@@ -124,7 +132,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.depth-limit: recursion 65 and 200 deep: every entry, and the returns of the outermost 64 frames only (the kernel keeps 64 pending per thread), exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive dive:65 dive:200 dive:3
 	rf_status 0
@@ -138,7 +146,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.longjmp-frames: longjmp out of 1 and 3 probed frames, then calls: no return for an abandoned frame, the next returns exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf jmp:1 leaf:1 jmp:3 leaf:2 dive:2
 	rf_landed "$t" longjmp
@@ -146,7 +154,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.siglongjmp-handler: siglongjmp from a signal handler out of 1 and 3 probed frames, then calls: exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf sigjmp:1 leaf:1 sigjmp:3 leaf:2 dive:2
 	rf_landed "$t" siglongjmp
@@ -154,7 +162,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.every-mode: longjmp and siglongjmp out of probed frames, then calls, and recursion past 64, through each attach mode the kernel has (perf, tracefs, multi): exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t mode n=0
 	pc_probecheck_only "--attach=MODE"
 	for mode in perf tracefs multi; do
@@ -175,7 +183,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.sigaltstack-jump: siglongjmp from a handler on a sigaltstack out of 1 and 3 probed frames, then calls: exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf altjmp:1 leaf:1 altjmp:3 leaf:2 dive:2
 	rf_landed "$t" siglongjmp
@@ -183,14 +191,14 @@ rf_spawn_err() {
 }
 
 @test "retflow.sigaltstack-call: a handler on a sigaltstack below the interrupted stack (the main thread's) makes a probed call and returns: exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf altcall:1 altcall:3
 	rf_exact "$t"
 }
 
 @test "retflow.sigaltstack-above: a handler on a sigaltstack above the interrupted stack (a thread's) makes a probed call and returns; then the interrupted probed frames return: exact, the program alive" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf taltcall:3
 	# What the tracer saw up to the end is what happened, harm or not.
@@ -209,7 +217,7 @@ rf_spawn_err() {
 }
 
 @test "retflow.longjmp-deep: after longjmp out of 2 probed frames, a recursion 66 deep gets the returns of its outermost 64; after longjmp out of 63, and out of 64, later calls' returns exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t ev=() n
 	rf_run "$t.63" rf_dive,rf_leaf jmp:63 leaf:2
 	rf_exact "$t.63"
@@ -242,21 +250,21 @@ rf_spawn_err() {
 }
 
 @test "retflow.exit-inside: exit() inside 2 probed frames: their entries, no returns, exit status 3" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf leaf:1 exit:2
 	rf_exact "$t" 3
 }
 
 @test "retflow.exec-inside: execve inside 2 probed frames, into the same program (traced) and into /bin/true: no returns for the old image, the new image's calls exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive,rf_leaf exec:2 leaf:2 exectrue:3
 	rf_exact "$t"
 }
 
 @test "retflow.thread-exit: pthread_exit and cancellation inside 2 probed frames of a thread: entries only, and the thread's cleanup handler (above the frames) runs" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t n
 	RF_ENTRY_ONLY=1 rf_run "$t.c" rf_dive pexit:2 cancel:2
 	rf_exact "$t.c"
@@ -278,7 +286,8 @@ rf_spawn_err() {
 }
 
 @test "retflow.vfork-child: a vfork child calls a probed function on its parent's stack, below the parent's probed frames: every event in both, exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid tracer:follow
+	rf_requires
+	requires tracer:follow
 	local t=$BATS_TEST_TMPDIR/t
 	RF_FOLLOW=1 rf_run "$t" rf_dive,rf_leaf vfork:2
 	rf_exact "$t"
@@ -312,17 +321,17 @@ rf_blocked() {
 }
 
 @test "retflow.blocked-detach: two probed frames blocked in a call while the tracer detaches (SIGINT), then returning: right values, the program goes on" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	rf_blocked INT
 }
 
 @test "retflow.blocked-kill: the same while the tracer is killed (SIGKILL): right values, the program goes on, nothing left" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	rf_blocked KILL
 }
 
 @test "retflow.coroutine-resume: a function suspended inside itself (swapcontext to another stack) and resumed, with and without a probed call on the main stack between: exact, the program alive" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t.0" rf_co,rf_leaf coro:0
 	rf_landed "$t.0" coroutine
@@ -359,7 +368,7 @@ rf_cxx_verdict() {
 }
 
 @test "retflow.cxx-exception: C++ exceptions thrown through 1 and 3 return-probed frames (and rethrown) are caught above them: entries, the catching function's return, exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t bin
 	bin=$(rf_bin)
 	# The control: entry probes only (no return address replaced).
@@ -373,7 +382,7 @@ rf_cxx_verdict() {
 }
 
 @test "retflow.cxx-library: a C++ exception thrown through 2 return-probed frames of a library dlopened after attach, caught in it: exact" {
-	requires tracer:func_entry tracer:func_return tracer:pid
+	rf_requires
 	local t=$BATS_TEST_TMPDIR/t lib=$PC_FIXTURES/libretflow_O2.so
 	[[ -e $lib ]] || fail "no fixture '$lib' (make fixtures)"
 	RF_OBJ=$lib RF_ENTRY_ONLY=1 rf_run "$t.c" rfl_dive,rfl_catch "libthrow:$lib:2"
