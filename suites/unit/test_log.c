@@ -32,5 +32,7 @@ int main(void)
 		    "520 (unassigned in the kernel) stays strerror's");
 	snprintf(what, sizeof(what), "%s", strerror(531));
 	UNIT_EQ_STR(pc_strerror(531), what, "past 530: strerror's");
+	snprintf(what, sizeof(what), "%s", strerror(511));
+	UNIT_EQ_STR(pc_strerror(511), what, "below 512: strerror's (never the table's)");
 	return unit_done();
 }

@@ -236,6 +236,19 @@ static void test_resolve_entry_return(void)
 	}
 	site_set_free(&ss);
 
+	/* --args takes 0..PC_MAX_ARGS (12): the last six from the stack. */
+	UNIT_EQ_INT(resolve("f_one", "entry", PC_MAX_ARGS, &ss), 1, "--args 12: one site");
+	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_spec.ps_nargs : 99, PC_MAX_ARGS,
+		    "--args 12: twelve operands, the most a site has");
+	UNIT_EQ_INT(ss.ss_n ? (int)ss.ss_v[0].st_spec.ps_args[11].pa_val : -1, 48,
+		    "--args 12: the twelfth at 48(%rsp)");
+	site_set_free(&ss);
+	unit_quiet(1);
+	UNIT_EQ_INT(resolve("f_one", "entry", PC_MAX_ARGS + 1, &ss), -EINVAL, "--args 13: refused");
+	unit_quiet(0);
+	UNIT_EQ_INT((int)ss.ss_n, 0, "--args 13: no site");
+	site_set_free(&ss);
+
 	UNIT_EQ_INT(resolve("static_x", "entry", 0, &ss), 2,
 		    "two static functions of one name: two sites");
 	UNIT_EQ_INT(ss.ss_n ? ss.ss_v[0].st_spec.ps_nargs : 99, 0, "--args 0: no operands");
