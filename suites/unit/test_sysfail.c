@@ -7,7 +7,7 @@
  * success on what it did not read.
  *
  * The binary interposes open, open64, read, write, renameat, pipe2, fopen,
- * waitpid and stat (an executable's definitions win over libc's for the
+ * waitpid, stat and opendir (an executable's definitions win over libc's for the
  * objects linked into it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
  * the plan's errno, or 0 bytes (read) or half of them (write) when the
@@ -29,8 +29,11 @@
 #include "unit.h"
 #include "attach_tracefs.h"
 #include "features.h"
+#include "follow.h"
 #include "install_check.h"
 #include "procstat.h"
+#include "provider.h"
+#include "session.h"
 #include "stash.h"
 #include "uprobe_pmu.h"
 #include "unitsite.h"
@@ -195,6 +198,19 @@ int stat(const char *path, struct stat *sb)
 		return -1;
 	}
 	return syscall(SYS_newfstatat, AT_FDCWD, path, sb, 0);
+}
+
+DIR *opendir(const char *path)
+{
+	static DIR *(*real)(const char *);
+
+	if (planned("opendir")) {
+		errno = plan.err;
+		return NULL;
+	}
+	if (!real)
+		real = (DIR *(*)(const char *))dlsym(RTLD_NEXT, "opendir");
+	return real ? real(path) : NULL;
 }
 
 /* A planned waitpid reaps the child all the same (no zombie left), then
@@ -576,6 +592,50 @@ static void test_pmu_format(void)
 	UNIT_EQ_INT(lo, -1, "nothing parsed from it");
 }
 
+/*
+ * follow_start with descendants (--follow) reads /proc for every
+ * process's parent: a /proc it cannot open (EMFILE: out of descriptors)
+ * is its error, never an empty process table (descendants then never
+ * followed, nothing said).
+ */
+static void test_follow_proc_unopened(void)
+{
+	struct probe_req req;
+	struct follow_opts fo = { .fo_descendants = 1, .fo_attach_pid = -1,
+				  .fo_reqs = &req, .fo_nreqs = 1 };
+	struct session_opts so = { .so_filter_pids = 1 };
+	struct site_set ss = { 0 };
+	struct pc_session *s = NULL;
+	struct follow *f = NULL;
+	int rc;
+
+	if (probe_req_parse("usdt:*:prov:name", &req)) {
+		UNIT_TRUE(0, "follow: a '*' probe");
+		return;
+	}
+	if (follow_open(&fo, &ss, &f) == 0) {
+		so.so_progs = follow_progs(f);
+		so.so_ctl = follow_ctl;
+		so.so_ctl_ctx = f;
+	}
+	if (!f || session_open(&so, &s)) {
+		UNIT_TRUE(0, "follow: a follow and its session");
+	} else {
+		fail_call("opendir", 0, EMFILE);
+		unit_quiet(1);
+		rc = follow_start(f, s, getpid());
+		unit_quiet(0);
+		UNIT_TRUE(plan.hit, "the planned opendir of /proc happened");
+		plan.call = NULL;
+		UNIT_EQ_INT(rc, -EMFILE, "follow_start, /proc not opened: -EMFILE");
+	}
+	follow_stop(f);
+	session_close(s);
+	follow_close(f);
+	probe_req_free(&req);
+	site_set_free(&ss);
+}
+
 int main(void)
 {
 	if (calls_are_ours()) {
@@ -588,6 +648,7 @@ int main(void)
 		test_optimize_wait();
 		test_install_pid_stat();
 		test_retprobe_format();
+		test_follow_proc_unopened();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
