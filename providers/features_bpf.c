@@ -86,11 +86,16 @@ int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
 	int fv, pd;
 
 	if (!btf) {
-		int err = errno ? -errno : -ENOENT;
+		/* libbpf looked in /sys/kernel/btf and for vmlinux files:
+		 * its ESRCH means none.  Nothing to look the names up in,
+		 * and nothing a program of ours could be loaded against. */
+		int err = errno;
 
-		feature_note(FEATURE_BPF_FIND_VMA, err, NULL);
-		feature_note(FEATURE_BPF_PREEMPT_DISABLE, err, NULL);
-		return err;
+		snprintf(why, len, "no kernel BTF to look it up in (libbpf: %s)",
+			 err == ESRCH ? "no vmlinux BTF found" : pc_strerror(err));
+		feature_note(FEATURE_BPF_FIND_VMA, 0, why);
+		feature_note(FEATURE_BPF_PREEMPT_DISABLE, 0, why);
+		return 0;
 	}
 	fv = has_enum_value(btf, "bpf_func_id", "BPF_FUNC_find_vma");
 	pd = btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) > 0;

@@ -143,6 +143,21 @@ required_keys() {
 	} | tr ' \t' '\n\n' | grep -E '^[a-z][a-z0-9_]*$' | sort -u
 }
 
+@test "features.no-kernel-btf: no kernel BTF (/sys/kernel/btf hidden in a mount namespace, as a kernel without CONFIG_DEBUG_INFO_BTF): btf, bpf_find_vma and bpf_preempt_disable say so with the reason, the preempt guard is off" {
+	requires btf cmd:unshare
+	local -a PC_WRAP=(unshare -m sh -c 'mount -t tmpfs none /sys/kernel/btf && exec "$@"' _)
+	run -0 pc features
+	assert_line btf=0
+	assert_line 'btf_why=no kernel BTF (/sys/kernel/btf/vmlinux missing)'
+	# libbpf also looks for vmlinux files (/boot, /lib/modules): none
+	# on Debian, so nothing to look the helpers up in.
+	assert_line bpf_find_vma=0
+	assert_line 'bpf_find_vma_why=no kernel BTF to look it up in (libbpf: no vmlinux BTF found)'
+	assert_line bpf_preempt_disable=0
+	assert_line 'bpf_preempt_disable_why=no kernel BTF to look it up in (libbpf: no vmlinux BTF found)'
+	assert_line preempt_guard=0
+}
+
 @test "features.requires-rows: every capability a suite requires is a row of 'probecheck features' (one key per capability)" {
 	local k keys missing=()
 	run -0 pc features
