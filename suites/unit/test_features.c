@@ -63,6 +63,12 @@ static void test_out_of_table(void)
 	UNIT_EQ_INT(feature_has((enum feature_id)(FEATURE_FAKE + 1), why, sizeof(why)), 0,
 		    "an id past the table: no");
 	UNIT_EQ_STR(why, "no such row in the feature table", "and says why");
+	/* The fake row (PROBECHECK_FEATURE_FAKE) is past the table of real
+	 * rows: what it needs is its own text, never a read past them. */
+	UNIT_EQ_STR(feature_needs(FEATURE_FAKE), "nothing: a test row",
+		    "the fake row needs nothing");
+	UNIT_TRUE(feature_needs((enum feature_id)(FEATURE_FAKE - 1)) != NULL,
+		  "the last real row says what it needs");
 }
 
 /* Each row probes its own call: with one of them gone the other answers
