@@ -7,7 +7,7 @@
  * success on what it did not read.
  *
  * The binary interposes open, open64, read, write, renameat, pipe2, fopen,
- * waitpid, stat and opendir (an executable's definitions win over libc's for the
+ * waitpid, stat, fstat and opendir (an executable's definitions win over libc's for the
  * objects linked into it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
  * the plan's errno, or 0 bytes (read) or half of them (write) when the
@@ -198,6 +198,15 @@ int stat(const char *path, struct stat *sb)
 		return -1;
 	}
 	return syscall(SYS_newfstatat, AT_FDCWD, path, sb, 0);
+}
+
+int fstat(int fd, struct stat *sb)
+{
+	if (planned("fstat")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_fstat, fd, sb);
 }
 
 DIR *opendir(const char *path)
@@ -636,6 +645,35 @@ static void test_follow_proc_unopened(void)
 	site_set_free(&ss);
 }
 
+/*
+ * The install check maps each object it reads: an object whose fstat
+ * fails (ENOMEM) after the open is the error, and its descriptor is
+ * closed, also when it is descriptor 0 (a tracer started with stdin
+ * closed).
+ */
+static void test_install_fstat_fd0(void)
+{
+	struct site_set ss = { 0 };
+	int saved, rc;
+
+	unit_site_add(&ss, "/proc/self/exe", 0x40);
+	unit_quiet(1);          /* first: its dup of stderr must not take 0 */
+	saved = fcntl(0, F_DUPFD_CLOEXEC, 3);
+	close(0);
+	fail_call("fstat", 0, ENOMEM);
+	rc = install_check_here(&ss, 0, NULL);
+	unit_quiet(0);
+	UNIT_TRUE(plan.hit, "the planned fstat happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, -ENOMEM, "install check, fstat failing: -ENOMEM");
+	UNIT_TRUE(fcntl(0, F_GETFD) < 0, "its descriptor (0) closed");
+	if (saved >= 0) {
+		dup2(saved, 0);
+		close(saved);
+	}
+	site_set_free(&ss);
+}
+
 int main(void)
 {
 	if (calls_are_ours()) {
@@ -649,6 +687,7 @@ int main(void)
 		test_install_pid_stat();
 		test_retprobe_format();
 		test_follow_proc_unopened();
+		test_install_fstat_fd0();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
