@@ -651,6 +651,23 @@ static void test_follow_proc_unopened(void)
  * closed, also when it is descriptor 0 (a tracer started with stdin
  * closed).
  */
+/* proc_stat_parse on lines no kernel writes: a parent that is not a
+ * number is -EINVAL, never a process with an unset parent. */
+static void test_proc_stat_malformed(void)
+{
+	static const char tail[] = " 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 424242 19 20\n";
+	char line[256];
+	struct proc_stat ps;
+
+	snprintf(line, sizeof(line), "77 (a b) S 1%s", tail);
+	UNIT_EQ_INT(proc_stat_parse(line, &ps), 0, "a stat line: parsed");
+	UNIT_TRUE(ps.ps_ppid == 1 && ps.ps_start == 424242 && ps.ps_state == 'S',
+		  "its state, parent and start time");
+	snprintf(line, sizeof(line), "77 (a b) S x%s", tail);
+	UNIT_EQ_INT(proc_stat_parse(line, &ps), -EINVAL, "a parent that is not a number: -EINVAL");
+	UNIT_EQ_INT(proc_stat_parse("77 (a b) S", &ps), -EINVAL, "no parent at all: -EINVAL");
+}
+
 static void test_install_fstat_fd0(void)
 {
 	struct site_set ss = { 0 };
@@ -688,6 +705,7 @@ int main(void)
 		test_retprobe_format();
 		test_follow_proc_unopened();
 		test_install_fstat_fd0();
+		test_proc_stat_malformed();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
