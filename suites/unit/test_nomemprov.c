@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/sdt.h>
 #include "nomem.h"
+#include "attach.h"
 #include "attach_tracefs.h"
 #include "follow.h"
 #include "install_check.h"
@@ -336,6 +337,70 @@ static void test_follow_start(void)
 	site_set_free(&c.ss);
 }
 
+/*
+ * session_attach through perf (a link per site, kept in the session's
+ * growing table): a failure to keep a link is -ENOMEM with that link
+ * destroyed too, its perf event and uprobe gone, nothing allocated left.
+ * A session per run, made before the count.
+ */
+__attribute__((noinline, used)) void nomem_attach_target(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+struct sa_ctx {
+	struct site_set ss;
+	struct pc_session *s;
+};
+
+static void sa_prepare(void *ctx)
+{
+	struct sa_ctx *c = ctx;
+	struct session_opts so = { .so_attach = &attach_perf_ops };
+
+	if (session_open(&so, &c->s))
+		c->s = NULL;
+}
+
+static int sa_run(void *ctx)
+{
+	struct sa_ctx *c = ctx;
+	int rc;
+
+	if (!c->s)
+		return -EINVAL;
+	unit_quiet(1);
+	rc = session_attach(c->s, &c->ss, -1);
+	unit_quiet(0);
+	return rc;
+}
+
+static void sa_after(void *ctx)
+{
+	struct sa_ctx *c = ctx;
+
+	session_close(c->s);
+	c->s = NULL;
+}
+
+static void test_session_attach(void)
+{
+	struct sa_ctx c = { { 0 }, NULL };
+	struct sweep sw = { "session_attach (perf)", sa_prepare, sa_run, sa_after, &c, 1, 0 };
+	uint64_t off;
+
+	if (procmaps_self_offset((const void *)nomem_attach_target, &off) ||
+	    unit_site_add(&c.ss, "/proc/self/exe", off) || c.ss.ss_n != 1) {
+		UNIT_TRUE(0, "session_attach: a site on a function of ours");
+		site_set_free(&c.ss);
+		return;
+	}
+	nomem_ours_only = 1;
+	sweep(&sw);
+	nomem_ours_only = 0;
+	site_set_free(&c.ss);
+}
+
 static void test_install_check(void)
 {
 	struct site_set ss = { 0 };
@@ -367,6 +432,7 @@ int main(void)
 		test_provider_resolve();
 		test_stash_cleanup();
 		test_follow_start();
+		test_session_attach();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
