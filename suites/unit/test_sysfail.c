@@ -532,6 +532,30 @@ static void test_retprobe_format(void)
 	UNIT_EQ_INT(unit_fds(), fds, "no perf event left open");
 }
 
+/* The same for a semaphore's field (format/ref_ctr_offset) read while
+ * opening, after the registry said the PMU has it: its error, never a
+ * semaphore shifted by a bit it could not read. */
+static void test_ref_ctr_format(void)
+{
+	int fds = unit_fds(), fd;
+
+	if (!feature_has(FEATURE_REF_CTR_OFFSET, NULL, 0)) {
+		UNIT_TRUE(1, "ref_ctr_offset format # SKIP the PMU has no ref_ctr_offset");
+		return;
+	}
+	fail_call("open", 0, ENOENT);
+	plan.suffix = "/format/ref_ctr_offset";
+	unit_quiet(1);
+	fd = uprobe_pmu_open("/proc/self/exe", 0x40, 0x80, 0, getpid());
+	unit_quiet(0);
+	UNIT_TRUE(plan.hit, "the planned open of format/ref_ctr_offset failed");
+	plan.call = NULL;
+	UNIT_EQ_INT(fd, -ENOENT, "uprobe_pmu_open with a semaphore, its format field missing: -ENOENT, the reason");
+	if (fd >= 0)
+		close(fd);
+	UNIT_EQ_INT(unit_fds(), fds, "no perf event left open");
+}
+
 /* The nop5 probe's child cannot be waited for: the probe could not run
  * (its errno), never an answer read from a child it did not see end. */
 static void test_optimize_wait(void)
@@ -706,6 +730,7 @@ int main(void)
 		test_follow_proc_unopened();
 		test_install_fstat_fd0();
 		test_proc_stat_malformed();
+		test_ref_ctr_format();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
