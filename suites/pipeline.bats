@@ -67,6 +67,21 @@ oracle_events() {
 	assert_oracle "$o.head" "$t"
 }
 
+@test "pipeline.site-counts: -v prints each reached site's counts (seen, hits, delivered), each the oracle's number of that probe's hits" {
+	pc_probecheck_only "its -v site counts"
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json p n
+	fx=$(fx_first_bin)
+	pc trace -v --json -c "$fx --oracle $o fire:fx:a1:3 fire:fx:a3:2" \
+		"usdt:$fx:fx:a1" "usdt:$fx:fx:a3" >"$t" 2>"$t.err" ||
+		fail "trace exited $?: $(tail -n 3 "$t.err")"
+	assert_oracle "$o" "$t"
+	for p in fx:a1 fx:a3; do
+		n=$(pc_count_events "$o" "$p")
+		grep -Eq "^probecheck: debug: site [0-9]+ $p '[^']+' 0x[0-9a-f]+: seen=$n hits=$n delivered=$n\$" "$t.err" ||
+			fail "no '$p' site line with seen=hits=delivered=$n: $(grep 'debug: site' "$t.err")"
+	done
+}
+
 @test "pipeline.pid-filter: the pid filter: an untraced second instance gives no events and its semaphore stays 0" {
 	local bin a b oa=$BATS_TEST_TMPDIR/a.json ob=$BATS_TEST_TMPDIR/b.json t=$BATS_TEST_TMPDIR/t.json
 	local ga gb gb2 bdone=$BATS_TEST_TMPDIR/b-done sa sb
