@@ -552,6 +552,12 @@ static void test_parse_whole(void)
 	UNIT_EQ_INT(mask, 0, "empty string: no bad args");
 	UNIT_EQ_INT(sp.ps_args[0].pa_kind, PC_ARG_NONE, "empty string: slot 0 NONE");
 	UNIT_EQ_INT(sp.ps_args[11].pa_kind, PC_ARG_NONE, "empty string: slot 11 NONE");
+	/* Every slot names no register (-1), never pt_regs offset 0 (r15):
+	 * the BPF program gets the whole array. */
+	for (i = 0; i < PC_MAX_ARGS; i++)
+		if (sp.ps_args[i].pa_reg_off != -1 || sp.ps_args[i].pa_idx_off != -1)
+			break;
+	UNIT_EQ_INT(i, PC_MAX_ARGS, "empty string: every slot's registers -1 (none)");
 	UNIT_EQ_INT(sp.ps_probe_id, 7, "ps_probe_id left to the caller");
 	rc = spec_parse(" \t  ", PC, NULL, NULL, &sp, &mask, why, sizeof(why));
 	UNIT_EQ_INT(rc, 0, "blanks only: 0 args");
