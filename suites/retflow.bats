@@ -91,6 +91,14 @@ rf_landed() {
 		{ fail "no '$2' landing in the oracle $1.o: the program never got there"; return 1; }
 }
 
+# rf_depth_want ORACLE OUT: ORACLE without the rf_dive returns of frames
+# 64 and deeper, into OUT: the kernel arms a return probe only while its
+# thread has fewer than 64 pending (MAX_URETPROBE_DEPTH,
+# kernel/events/uprobes.c).  Frame d returns RF_BASE + d = 0x5000 + d.
+rf_depth_want() {
+	jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$1" >"$2"
+}
+
 # requires_quietly CAP...: every capability there (pc_cap), no skip.
 requires_quietly() {
 	local c
@@ -136,10 +144,7 @@ rf_spawn_err() {
 	local t=$BATS_TEST_TMPDIR/t
 	rf_run "$t" rf_dive dive:65 dive:200 dive:3
 	rf_status 0
-	# MAX_URETPROBE_DEPTH (kernel/events/uprobes.c): a return probe
-	# whose thread already has 64 pending is not armed.  Frame d returns
-	# RF_BASE + d = 0x5000 + d: the frames from 64 down have no return.
-	jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$t.o" >"$t.want"
+	rf_depth_want "$t.o" "$t.want"
 	(($(grep -c '"rf_dive:return"' "$t.o") - $(grep -c '"rf_dive:return"' "$t.want") == 1 + 136)) ||
 		fail "the oracle's frames past 64: not 1 + 136 returns"
 	assert_oracle "$t.want" "$t"
@@ -175,7 +180,7 @@ rf_spawn_err() {
 		# against the 64 (retflow.longjmp-deep).
 		RF_ATTACH=$mode rf_run "$t.$mode" rf_dive,rf_leaf dive:66 jmp:3 leaf:1 sigjmp:2 leaf:1 dive:2
 		rf_status 0
-		jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$t.$mode.o" >"$t.$mode.want"
+		rf_depth_want "$t.$mode.o" "$t.$mode.want"
 		assert_oracle "$t.$mode.want" "$t.$mode"
 		n=$((n + 1))
 	done
@@ -224,7 +229,7 @@ rf_spawn_err() {
 	rf_run "$t.2" rf_dive,rf_leaf jmp:2 leaf:1 dive:66
 	rf_status 0
 	assert_oracle "$t.2.o" "$t.2" --only '*:entry'
-	jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$t.2.o" >"$t.2.want"
+	rf_depth_want "$t.2.o" "$t.2.want"
 	if ! assert_oracle "$t.2.want" "$t.2" 2>/dev/null; then
 		n=$(grep -c '"rf_dive:return"' "$t.2") || true
 		# 64 expected: the 2 for frames 0 and 1 of the jump plus the
