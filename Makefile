@@ -272,7 +272,7 @@ coverage:
 	$(Q)PROBECHECK_BUILD=$(abspath $(O)-cov) ./harness/run/run-suites $(O)-cov/results $(C_SUITES) \
 		| tail -n 1 | sed 's/^/coverage run: /' > $(O)-cov/run.txt || true
 	$(Q)cat $(O)-cov/run.txt
-	$(Q){ ./harness/run/coverage-report $(O)-cov; cat $(O)-cov/run.txt; } | tee $(O)-cov/coverage.txt
+	$(Q)set -o pipefail; { ./harness/run/coverage-report $(O)-cov; cat $(O)-cov/run.txt; } | tee $(O)-cov/coverage.txt
 	$(Q)if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
 		cp $(O)-cov/coverage.txt $(RESULTS_DIR)/coverage.txt && $(MAKE) --no-print-directory results; \
 	fi
@@ -349,6 +349,7 @@ covsan:
 	$(Q)rm -rf $(COVSAN_O)
 	$(Q)$(MAKE) --no-print-directory O=$(COVSAN_O) COVERAGE=1 SANITIZE=address,undefined NO_INSTALL=1 all
 	$(Q)./harness/run/sanitize-run $(COVSAN_O) $(UNITS_RUN:$(O)/%=$(COVSAN_O)/%) -- $(C_SUITES); st=$$?; \
+	set -o pipefail; \
 	{ ./harness/run/coverage-report $(COVSAN_O); echo "coverage run: $$(tail -n 1 $(COVSAN_O)/run.log) (with the sanitizers)"; } \
 		| tee $(COVSAN_O)/coverage.txt || st=1; \
 	if [ -f $(RESULTS_DIR)/suites.tsv ]; then \
