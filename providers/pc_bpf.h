@@ -74,6 +74,28 @@ struct pc_event_str {
 };
 
 /*
+ * --ustack: the user stack of the hit, as bpf_get_stack(BPF_F_USER_STACK)
+ * walks it (the kernel's frame-pointer unwinder, perf_callchain_user):
+ * pu_ip[0] is the probed instruction (a return probe's: the return
+ * address), then one return address per frame.  127 is the kernel's
+ * default kernel.perf_event_max_stack: it never walks further.
+ */
+#define PC_MAX_STACK  127
+
+struct pc_ustack {
+	__s32 pu_n;             /* frames in pu_ip, or bpf_get_stack's -errno */
+	__u32 pu_pad;
+	__u64 pu_ip[PC_MAX_STACK];
+};
+
+/* With --ustack every event is one of these: the strings (empty unless
+ * the spec reads some), then the stack. */
+struct pc_event_stk {
+	struct pc_event_str ks_es;
+	struct pc_ustack ks_stack;
+};
+
+/*
  * Indexes of the per-CPU `counters` array map.  A site hit is SEEN when
  * its program runs, whoever hit it; it is a HIT when it passed the pid
  * filter (with no filter, every seen hit is one); a hit is then either

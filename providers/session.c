@@ -71,9 +71,12 @@ static int ring_event(void *ctx, void *data, size_t len)
 {
 	struct pc_session *s = ctx;
 	const struct pc_event_str *es = data;
+	const struct pc_ustack *stk = NULL;
 
 	if (len < sizeof(struct pc_event))
 		return 0;
+	if (len >= sizeof(struct pc_event_stk))
+		stk = &((const struct pc_event_stk *)data)->ks_stack;
 	if (es->ps_ev.pe_spec_id == PC_CTL_ID) {
 		if (s->ps_ctl)
 			s->ps_ctl(s->ps_ctl_ctx, &es->ps_ev);
@@ -83,7 +86,7 @@ static int ring_event(void *ctx, void *data, size_t len)
 	site_delivered(s, es->ps_ev.pe_spec_id);
 	s->ps_event(s->ps_ctx, &es->ps_ev,
 		    len >= sizeof(*es) ? (const char (*)[PC_STR_LEN])es->ps_str
-				       : NULL);
+				       : NULL, stk);
 	return 0;
 }
 
@@ -211,6 +214,7 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 	}
 	s->ps_skel->rodata->pc_filter_pids = !!o->so_filter_pids;
 	s->ps_skel->rodata->pc_follow = !!o->so_follow;
+	s->ps_skel->rodata->pc_ustack = o->so_ustack;
 	err = skip_tp((__u32 *)&s->ps_skel->rodata->pc_skip_tp);
 	if (err)
 		goto fail;

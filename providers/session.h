@@ -18,9 +18,11 @@
 
 struct pc_session;
 
-/* Called for every event; @strs is NULL unless the spec asked for strings. */
+/* Called for every event; @strs is NULL unless the spec asked for
+ * strings, @stk NULL unless the session captures stacks (so_ustack). */
 typedef void (*session_event_fn)(void *ctx, const struct pc_event *ev,
-				 const char (*strs)[PC_STR_LEN]);
+				 const char (*strs)[PC_STR_LEN],
+				 const struct pc_ustack *stk);
 
 /* Called for every control record (pe_spec_id == PC_CTL_ID, follow.c). */
 typedef void (*session_ctl_fn)(void *ctx, const struct pc_event *ev);
@@ -46,6 +48,7 @@ struct session_opts {
 	 * for sites attached with a pid if @so_per_process. */
 	const struct attach_ops *so_attach;
 	int so_per_process;
+	unsigned so_ustack;     /* user stack frames per event, 0: none */
 };
 
 int  session_open(const struct session_opts *o, struct pc_session **out);

@@ -21,7 +21,7 @@ void usage(FILE *f)
 	fprintf(f, "usage: probecheck list [--json] FILE\n"
 		"       probecheck list [--json] -p PID\n"
 		"       probecheck trace [--json] [--str N[,N...]] [--args N] [--ready FILE] [-v]\n"
-		"                        [--attach %s|auto] [--follow]\n"
+		"                        [--attach %s|auto] [--follow] [--ustack[=N]]\n"
 		"                        [-c 'CMD' | -p PID | -a] PROBE...\n"
 		"       probecheck cleanup\n"
 		"       probecheck features\n", modes);

@@ -52,6 +52,26 @@ static int parse_nargs(const char *s, int *n)
 	return 0;
 }
 
+/* --ustack[=N]: frames per event, 1..PC_MAX_STACK; alone, all of them. */
+static int parse_ustack(const char *s, unsigned *n)
+{
+	char *end;
+	long v;
+
+	if (!s) {
+		*n = PC_MAX_STACK;
+		return 0;
+	}
+	v = strtol(s, &end, 10);
+	if (!*s || *end || v < 1 || v > PC_MAX_STACK) {
+		pc_err("--ustack '%s': not a number of frames 1..%d", s,
+		       PC_MAX_STACK);
+		return -EINVAL;
+	}
+	*n = (unsigned)v;
+	return 0;
+}
+
 /* --attach MODE|auto: how sites become uprobes (attach.h); auto: NULL. */
 static int parse_attach(const char *s, const struct attach_ops **mode)
 {
@@ -75,6 +95,7 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 		{ "all", no_argument, NULL, 'a' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "attach", required_argument, NULL, 'A' },
+		{ "ustack", optional_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -103,6 +124,10 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 			break;
 		case 'A':
 			if (parse_attach(optarg, &o->to_attach))
+				return -EINVAL;
+			break;
+		case 'S':
+			if (parse_ustack(optarg, &o->to_ustack))
 				return -EINVAL;
 			break;
 		case 'c': o->to_cmd = optarg; break;

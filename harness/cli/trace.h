@@ -20,20 +20,25 @@ struct trace_opts {
 	int    to_all;          /* -a: every process mapping the objects */
 	int    to_follow;       /* --follow: descendants, exec, '*' later */
 	int    to_nargs;        /* --args N: pid entry arguments (default 6) */
+	unsigned to_ustack;     /* --ustack[=N]: user stack frames, 0: none */
 	const struct attach_ops *to_attach;     /* --attach; NULL: auto */
 	char **to_probes;       /* PROBE arguments as typed: trace_resolve
 				 * parses them */
 	int    to_nprobes;
 };
 
+struct ustack_syms;
+
 struct trace_out {
 	const struct site_set *tr_sites;  /* pe_spec_id indexes this */
 	int    tr_json;
+	struct ustack_syms *tr_syms;      /* --ustack's symbolizer */
 };
 
 /* session_event_fn for the event ring: one output line per event. */
 void trace_print_event(void *ctx, const struct pc_event *ev,
-		       const char (*strs)[PC_STR_LEN]);
+		       const char (*strs)[PC_STR_LEN],
+		       const struct pc_ustack *stk);
 
 /*
  * trace's options and PROBE arguments (argv[0] is "trace") into @o, which

@@ -9,7 +9,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include "cli.h"
+#include "log.h"
 #include "trace.h"
+#include "ustack.h"
 
 static void print_arg(FILE *f, const struct pc_event *ev, const struct site *st,
 		      const char (*strs)[PC_STR_LEN], int i, int json)
@@ -33,8 +35,66 @@ static void print_arg(FILE *f, const struct pc_event *ev, const struct site *st,
 		fprintf(f, "%" PRIu64, (uint64_t)ev->pe_args[i]);
 }
 
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		json_str(f, s);
+	else
+		fputs("null", f);
+}
+
+/* One frame: JSON {"addr":"0x..","obj":..,"sym":..,"off":N,"build_id":..}
+ * (null where not resolved, off only with sym), or text ADDR[:SYM+OFF]. */
+static void print_frame(FILE *f, const struct ustack_frame *uf, int json)
+{
+	if (!json) {
+		fprintf(f, " 0x%" PRIx64, uf->uf_addr);
+		if (uf->uf_sym)
+			fprintf(f, ":%s+0x%" PRIx64, uf->uf_sym, uf->uf_off);
+		return;
+	}
+	fprintf(f, "{\"addr\":\"0x%" PRIx64 "\",\"obj\":", uf->uf_addr);
+	json_str_or_null(f, uf->uf_obj);
+	fputs(",\"sym\":", f);
+	json_str_or_null(f, uf->uf_sym);
+	if (uf->uf_sym)
+		fprintf(f, ",\"off\":%" PRIu64, uf->uf_off);
+	fputs(",\"build_id\":", f);
+	json_str_or_null(f, uf->uf_build_id);
+	fputc('}', f);
+}
+
+/*
+ * The frames as the kernel gave them, each resolved in the process's
+ * objects.  A stack the kernel could not take (bpf_get_stack < 0) is an
+ * empty list and its error: never frames made up.
+ */
+static void print_stack(FILE *f, const struct trace_out *t,
+			const struct pc_event *ev, const struct pc_ustack *stk)
+{
+	int n = stk->pu_n < PC_MAX_STACK ? stk->pu_n : PC_MAX_STACK;
+
+	fputs(t->tr_json ? ",\"ustack\":[" : " |", f);
+	for (int i = 0; i < n; i++) {
+		struct ustack_frame uf = { .uf_addr = stk->pu_ip[i] };
+
+		/* -ESRCH: gone before its first event was read; -ENOMEM:
+		 * the frame goes out unresolved rather than not at all. */
+		ustack_resolve(t->tr_syms, ev->pe_pid, stk->pu_ip[i], &uf);
+		if (t->tr_json && i)
+			fputc(',', f);
+		print_frame(f, &uf, t->tr_json);
+	}
+	if (t->tr_json)
+		fputc(']', f);
+	if (stk->pu_n < 0)
+		fprintf(f, t->tr_json ? ",\"ustack_error\":\"%s\"" : " (%s)",
+			pc_strerror(-stk->pu_n));
+}
+
 void trace_print_event(void *ctx, const struct pc_event *ev,
-		       const char (*strs)[PC_STR_LEN])
+		       const char (*strs)[PC_STR_LEN],
+		       const struct pc_ustack *stk)
 {
 	const struct trace_out *t = ctx;
 	const struct site *st;
@@ -57,5 +117,9 @@ void trace_print_event(void *ctx, const struct pc_event *ev,
 		fputs(t->tr_json ? (i ? "," : "") : " ", f);
 		print_arg(f, ev, st, strs, i, t->tr_json);
 	}
-	fputs(t->tr_json ? "]}\n" : "\n", f);
+	if (t->tr_json)
+		fputc(']', f);
+	if (stk && t->tr_syms)
+		print_stack(f, t, ev, stk);
+	fputs(t->tr_json ? "}\n" : "\n", f);
 }

@@ -48,6 +48,7 @@
 #include "session.h"
 #include "shcmd.h"
 #include "trace.h"
+#include "ustack.h"
 
 /* The command's process before exec: 'v' runs the install check in its
  * own mm (the sites' filter is its pid) and answers one byte on @res:
@@ -308,6 +309,7 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	struct session_opts so = { .so_filter_pids = 1,
 				   .so_event = trace_print_event,
 				   .so_ctx = &out,
+				   .so_ustack = o->to_ustack,
 				   .so_attach = o->to_attach,
 				   /* with a pid, uprobe_multi must also see
 				    * every thread */
@@ -326,6 +328,8 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (o->to_ustack && ustack_syms_new(&out.tr_syms))
+		goto out;
 	if (sigfd < 0 || follow_setup(o, reqs, ss, &so, &fw) || session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
@@ -404,6 +408,7 @@ out:
 		close(rs.rs_pidfd);
 	if (sigfd >= 0)
 		close(sigfd);
+	ustack_syms_free(out.tr_syms);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }

@@ -21,7 +21,8 @@
  * would equal 18446744073709551614): the lines are read by jsonl.c, which
  * keeps integers as canonical decimal text, range-checked against 64 bits,
  * never converted; strings are decoded and re-encoded so that "\u0041"
- * equals "A".
+ * equals "A".  A line is flat (no object inside it) but for a trace's
+ * "ustack" list of frames, which is left to stackcmp.
  *
  * --mask PROBE:N compares argument N (1-based) of PROBE's events as "*"
  * on both sides: for a test that has shown, by other means, why that
@@ -219,6 +220,9 @@ static int take_member(const char *line, const char *key, const json_t *v,
 	size_t n;
 	int err = 0;
 
+	/* The user stack (--ustack): objects in a list, judged by stackcmp. */
+	if (!strcmp(key, "ustack"))
+		return json_is_array(v) ? 0 : fail(e, col, "\"ustack\" is not an array");
 	if (json_is_object(v))
 		return fail(e, col, "nested object under key \"%s\"", key);
 	if (!strcmp(key, "probe")) {

@@ -30,6 +30,8 @@ const volatile __u32 pc_filter_pids = 0;
 const volatile __u32 pc_follow = 0;
 /* Set before load from PROBECHECK_SKIP_TP, to test the tracer under K6. */
 const volatile __u32 pc_skip_tp = 0;
+/* Set before load with --ustack[=N]: frames per event (pc_bpf.h). */
+const volatile __u32 pc_ustack = 0;
 
 /*
  * Set before load when the kernel has bpf_preempt_disable (6.10+): the
@@ -313,6 +315,18 @@ static __always_inline void fill_strings(struct pc_event_str *e,
 	}
 }
 
+/* The frame count is bounded here, not by the caller: the verifier must
+ * see the size argument within the buffer on every kernel. */
+static __always_inline void fill_stack(struct pt_regs *ctx, struct pc_ustack *k)
+{
+	__u32 n = pc_ustack < PC_MAX_STACK ? pc_ustack : PC_MAX_STACK;
+	long len = bpf_get_stack(ctx, k->pu_ip, n * sizeof(__u64),
+				 BPF_F_USER_STACK);
+
+	k->pu_n = len < 0 ? (__s32)len : (__s32)(len / sizeof(__u64));
+	k->pu_pad = 0;
+}
+
 /* One hit of site @id (its index in pc_specs). */
 static __always_inline int handle_id(struct pt_regs *ctx, __u32 id)
 {
@@ -328,7 +342,17 @@ static __always_inline int handle_id(struct pt_regs *ctx, __u32 id)
 	if (!s)
 		goto drop;
 
-	if (s->ps_str_mask) {
+	if (pc_ustack) {
+		struct pc_event_stk *e;
+
+		e = bpf_ringbuf_reserve(&pc_ring, sizeof(*e), 0);
+		if (!e)
+			goto drop;
+		fill(ctx, &e->ks_es.ps_ev, s, id, pid_tgid);
+		fill_strings(&e->ks_es, s);
+		fill_stack(ctx, &e->ks_stack);
+		bpf_ringbuf_submit(e, 0);
+	} else if (s->ps_str_mask) {
 		struct pc_event_str *e;
 
 		e = bpf_ringbuf_reserve(&pc_ring, sizeof(*e), 0);

@@ -1,0 +1,279 @@
+#!/usr/bin/env bats
+# ustack.bats — user stacks (--ustack), judged frame by frame by the
+# program they were taken in.  The fixture (fixtures/fx_stack.c) runs a
+# fixed chain main -> fs_a -> fs_b -> fs_c (USDT fs:deep) -> fs_leaf, the
+# same in a thread (from fs_thr) and in a library dlopened later
+# (fsl_run -> fsl_a .. fsl_leaf, fsl:deep), each function in its own
+# section, so it logs the exact address range of every function and, at
+# every probe point, the chain a stack taken there must begin with.
+# harness/tools/stackcmp compares: frame i in chain[i]'s range and named
+# chain[i] by the tracer's symbolizer.  A stack may stop early where the
+# kernel cannot unwind (no frame pointers); a frame in the wrong place
+# never passes.  The events themselves are compared with the oracle too.
+#
+# The kernel walks user stacks by frame pointer (perf_callchain_user, for
+# bpf_get_stack): what it gets wrong at a function's entry and under
+# pending return probes are findings by their exact symptom
+# (ci/kernel-issues), on the kernels that show them.
+# bats file_tags=ustack
+
+load helpers/common
+
+PC_REQUIRES=(root uprobe_pmu bpf btf)
+
+# us_requires [func]: the tracer's --ustack, and with "func" its entry and
+# return probes (probecheck's need bpf_cookie: before 5.15 they SKIP).
+us_requires() {
+	requires tracer:ustack tracer:pid
+	[[ ${1:-} != func ]] || requires tracer:func_entry tracer:func_return bpf_cookie
+}
+
+# us_file NAME: a stack fixture file of the build, or fail naming it.
+us_file() {
+	local f=$PC_FIXTURES/$1
+	[[ -e $f ]] || { fail "no fixture '$f' (make fixtures)"; return 1; }
+	echo "$f"
+}
+
+# us_probe BIN LIB NAME: the PROBE argument for the probe point NAME as
+# the oracle names it (fs:deep, fs_leaf:entry, fsl_b:return ...): fsl*
+# are the library's, the others the executable's.
+us_probe() {
+	local obj=$1 name=$3
+	[[ $name == fsl* ]] && obj=$2
+	case $name in
+	*:entry | *:return) echo "pid:$obj:$name" ;;
+	*) echo "usdt:$obj:$name" ;;
+	esac
+}
+
+# us_run OUT VARIANT PROBES STEPS...: fx_stack_VARIANT (O0_fp, O2_fp,
+# O0_nofp, O2_nofp) runs STEPS ("lib" in a step is its library) traced
+# with --json --args 2 --ustack${US_DEPTH:+=US_DEPTH} at PROBES (comma
+# list of oracle names).  US_TARGET: p (default: -p, the fixture held at
+# a fifo until attached), follow (-p --follow), c (-c), a (-a, stopped by
+# SIGINT once the fixture is gone); US_ATTACH: --attach=US_ATTACH.
+# The fixture is held at its end until the tracer has printed an event
+# for each of the oracle's at PROBES, so the symbolizer reads a live
+# process.  Oracle OUT.o, trace OUT, stderr OUT.err; the fixture must
+# exit 0 and the tracer end 0.
+us_run() {
+	local out=$1 variant=$2 names=$3 bin lib n pid st=0 t=${US_TARGET:-p}
+	local go done=$1.done fin ready=$1.ready name
+	local -a probes=() steps=() only=() opts=()
+	shift 3
+	bin=$(us_file "fx_stack_$variant") && lib=$(us_file "libfxstack_$variant.so") || return 1
+	for name in ${names//,/ }; do
+		probes+=("$(us_probe "$bin" "$lib" "$name")")
+		only+=(--only "$name")
+	done
+	for name in "$@"; do
+		steps+=("${name//lib:/lib:$lib:}")
+	done
+	fin=$(pc_fifo "fin.${out##*/}")
+	steps+=(maps:now "ready:$done" "wait:$fin")
+	opts=(--json --args 2 "--ustack${US_DEPTH:+=$US_DEPTH}" ${US_ATTACH:+--attach="$US_ATTACH"})
+	US_ONLY=("${only[@]}")
+	if [[ $t == c ]]; then
+		pc_trace_bg "$out" "${opts[@]}" -c "$(printf '%q ' "$bin" --oracle "$out.o" "${steps[@]}")" "${probes[@]}"
+	else
+		go=$(pc_fifo "go.${out##*/}")
+		pc_spawn pid "$bin" --oracle "$out.o" "ready:$ready" "wait:$go" "${steps[@]}"
+		pc_wait_file "$ready"
+		case $t in
+		p) pc_trace_bg "$out" "${opts[@]}" -p "$pid" "${probes[@]}" ;;
+		follow) pc_trace_bg "$out" "${opts[@]}" --follow -p "$pid" "${probes[@]}" ;;
+		a) pc_trace_bg "$out" "${opts[@]}" -a "${probes[@]}" ;;
+		*) fail "us_run: US_TARGET '$t'"; return 1 ;;
+		esac
+		pc_fifo_write "$go" go
+	fi
+	pc_wait_file "$done"
+	n=$(pc_oracle_count "$out.o" "${only[@]}") || return 1
+	# The ring's events reach the tracer's stdout asynchronously: the
+	# fixture is released once all of them are there (or the wait ends
+	# and the comparison names what is missing).
+	pc_wait_until "$PC_TIMEOUT" us_lines_at_least "$out" "$n" ||
+		pc_log "us_run: $(wc -l <"$out") of $n events before the wait ended"
+	pc_fifo_write "$fin" go
+	if [[ $t == c ]]; then
+		pc_trace_wait
+	else
+		wait "$pid" || st=$?
+		((st == 0)) || { fail "fixture exit status $st: $(cat "$BATS_TEST_TMPDIR/spawn.$PC_NSPAWN.err")"; return 1; }
+		if [[ $t == a ]]; then pc_trace_stop INT; else pc_trace_wait; fi
+	fi
+	((PC_TRACE_STATUS == 0)) || { fail "tracer exit status $PC_TRACE_STATUS: $(tail -n 3 "$out.err")"; return 1; }
+}
+
+us_lines_at_least() {
+	(($(wc -l <"$1") >= $2))
+}
+
+# pc_oracle_count ORACLE [--only GLOB]...: the oracle's events at GLOBs.
+pc_oracle_count() {
+	local o=$1 empty=$BATS_TEST_TMPDIR/empty.json out
+	shift
+	: >"$empty"
+	out=$("$PC_TOOLS/oraclecmp" "$@" "$o" "$empty" 2>&1) || true
+	[[ $out =~ ([0-9]+)\ missing ]] && { echo "${BASH_REMATCH[1]}"; return 0; }
+	fail "pc_oracle_count: $out"; return 1
+}
+
+# us_stacks OUT [--short-ok]: stackcmp's verdict on OUT's stacks; the
+# events exact too.  Sets US_CMP (stackcmp's output).
+us_stacks() {
+	local st=0
+	assert_oracle "$1.o" "$1" "${US_ONLY[@]}"
+	US_CMP=$("$PC_TOOLS/stackcmp" ${2:-} "$1.o" "$1" 2>&1) || st=$?
+	pc_log "stackcmp ${2:-} $1.o $1: status $st"$'\n'"$US_CMP"
+	((st == 0)) || { printf '%s\n' "$US_CMP" | batslib_decorate "stacks differ from the fixture's ($1)" | fail; return 1; }
+}
+
+@test "ustack.usdt-exact: a USDT probe 4 frames deep (O0 and O2, frame pointers kept): every frame in the right function's code, symbolized with it" {
+	us_requires
+	local v
+	for v in O0_fp O2_fp; do
+		us_run "$BATS_TEST_TMPDIR/$v" "$v" fs:deep run:3
+		us_stacks "$BATS_TEST_TMPDIR/$v"
+	done
+}
+
+@test "ustack.return-exact: a return probe (O0 and O2): frame 0 is the return address, in the caller, then the caller's callers" {
+	us_requires func
+	local v
+	for v in O0_fp O2_fp; do
+		us_run "$BATS_TEST_TMPDIR/$v" "$v" fs_leaf:return,fs_b:return run:3
+		us_stacks "$BATS_TEST_TMPDIR/$v"
+	done
+}
+
+@test "ustack.entry-caller: a function-entry probe (O0 and O2), before the function has pushed its frame: frame 0 the function, frame 1 its caller, then theirs" {
+	us_requires func
+	local v t=$BATS_TEST_TMPDIR/t
+	for v in O0_fp O2_fp; do
+		us_run "$t.$v" "$v" fs_leaf:entry,fs_a:entry run:3
+		assert_oracle "$t.$v.o" "$t.$v" "${US_ONLY[@]}"
+		# The frame-pointer walk starts at %rbp, which at the entry
+		# still holds the caller's frame: the caller's own return
+		# address (at %rsp) is skipped unless the kernel adds it
+		# (cfa7f3d2c526, 6.12).  That is the symptom only if the
+		# stacks are exact once each entry's chain lacks its caller.
+		if ! us_stacks "$t.$v" 2>/dev/null; then
+			jq -c 'if .step == "stack" and (.at | endswith(":entry")) then .chain |= .[0:1] + .[2:] else . end' \
+				"$t.$v.o" >"$t.$v.nocaller"
+			if "$PC_TOOLS/stackcmp" "$t.$v.nocaller" "$t.$v" >/dev/null; then
+				pc_kernel_symptom uprobe-entry-caller-missing \
+					"$v: at function-entry probes frame 1 is the caller's caller, every other frame exact: $(grep -m1 'wrong frame 1' <<<"$US_CMP")" \
+					"the same chain at a USDT probe and at return probes: ustack.usdt-exact, ustack.return-exact"
+			fi
+		fi
+		us_stacks "$t.$v"
+	done
+}
+
+@test "ustack.pending-returns: a USDT probe and an entry probe below frames with return probes pending (fs_a, fs_b): their return addresses, never the kernel's trampoline" {
+	us_requires func
+	local t=$BATS_TEST_TMPDIR/t tramp
+	us_run "$t" O2_fp fs:deep,fs_leaf:entry,fs_a:return,fs_b:return run:3
+	assert_oracle "$t.o" "$t" "${US_ONLY[@]}"
+	if ! us_stacks "$t" 2>/dev/null; then
+		# The kernel's return trampoline ([uprobes], which the
+		# fixture's maps:now step logs) in place of a pending frame's
+		# return address (4a365eb8a6d9, 6.11): the symptom only if
+		# every wrong frame is that, where fs_a's or main's return
+		# address belongs.
+		tramp=$(grep 'wrong frame' <<<"$US_CMP") || true
+		if [[ -n $tramp ]] && ! grep -v -q 'is in \[uprobes\], wanted \(fs_a\|main\)$' <<<"$tramp"; then
+			pc_kernel_symptom uretprobe-stack-trampoline \
+				"with return probes pending on fs_a and fs_b: $(head -n 1 <<<"$tramp")" \
+				"without them: ustack.usdt-exact, ustack.entry-caller"
+		fi
+	fi
+	us_stacks "$t"
+}
+
+@test "ustack.library-chain: the chain in a library dlopened after the tracer attached, under the executable's main: each frame in its own object, with that object's build ID" {
+	us_requires func
+	requires tracer:usdt_lib
+	local t=$BATS_TEST_TMPDIR/t lib id
+	us_run "$t" O2_fp fsl:deep,fsl_leaf:entry,fsl_b:return lib:2
+	us_stacks "$t"
+	lib=$(us_file libfxstack_O2_fp.so)
+	id=$(readelf -n "$lib" | awk '/Build ID:/ { print $3 }')
+	[[ -n $id ]] || { fail "readelf shows no build ID in $lib"; return 1; }
+	# Frame 0 of fsl:deep is fsl_c's, in the library; the last known
+	# frame (main) is the executable's.
+	run -0 jq -r 'select(.probe == "fsl:deep") | [.ustack[0].obj, .ustack[0].build_id, .ustack[4].obj] | @tsv' "$t"
+	local exe
+	exe=$(us_file fx_stack_O2_fp)
+	assert_output "$(printf '%s\t%s\t%s\n%s\t%s\t%s' "$lib" "$id" "$exe" "$lib" "$id" "$exe")"
+}
+
+@test "ustack.thread-chain: the chain in a second thread, from its start function: exact" {
+	us_requires func
+	local t=$BATS_TEST_TMPDIR/t
+	us_run "$t" O2_fp fs:deep,fs_leaf:return thread:3
+	us_stacks "$t"
+	run -0 jq -r '.tid' "$t"
+	[[ $(sort -u <<<"$output" | wc -l) == 1 && $(head -n 1 <<<"$output") != "$(jq -r '.pid' "$t" | head -n 1)" ]] ||
+		fail "the events are not all of one thread other than the main one: $output"
+}
+
+@test "ustack.every-mode: each attach mode the kernel has (perf, tracefs, multi): USDT, entry and return stacks exact" {
+	us_requires func
+	pc_probecheck_only "--attach=MODE"
+	local t=$BATS_TEST_TMPDIR/t mode n=0 c ok
+	for mode in perf tracefs multi; do
+		ok=1
+		for c in $(pc_mode_caps "$mode"); do pc_cap "$c" || ok=0; done
+		((ok)) || { pc_log "$mode: not on this kernel"; continue; }
+		US_ATTACH=$mode us_run "$t.$mode" O2_fp fs:deep,fs_leaf:return,fs_c:entry run:2
+		us_stacks "$t.$mode"
+		n=$((n + 1))
+	done
+	((n > 0)) || skip "no attach mode of perf, tracefs, multi on this kernel"
+}
+
+@test "ustack.every-target: the same stacks under -c, -p, -p --follow and -a: exact" {
+	us_requires func
+	requires tracer:cmd tracer:follow tracer:all
+	local t=$BATS_TEST_TMPDIR/t target
+	for target in c p follow a; do
+		US_TARGET=$target us_run "$t.$target" O2_fp fs:deep,fs_leaf:return run:2 thread:1
+		us_stacks "$t.$target"
+	done
+}
+
+@test "ustack.no-frame-pointers: without frame pointers (O0 and O2, executable and library): a stack may stop early, but no frame is ever wrong; frame 0 always right" {
+	us_requires func
+	local v t=$BATS_TEST_TMPDIR/t
+	for v in O0_nofp O2_nofp; do
+		us_run "$t.$v" "$v" fs:deep,fs_leaf:entry,fs_leaf:return,fsl:deep run:3 thread:1 lib:1
+		us_stacks "$t.$v" --short-ok
+		pc_log "$v: $(tail -n 1 <<<"$US_CMP")"
+	done
+}
+
+@test "ustack.depth-limit: --ustack=2 keeps the 2 innermost frames, exact; --ustack alone keeps the whole chain" {
+	us_requires
+	pc_probecheck_only "--ustack=N"
+	local t=$BATS_TEST_TMPDIR/t
+	US_DEPTH=2 us_run "$t.2" O2_fp fs:deep run:2
+	us_stacks "$t.2" --short-ok
+	run -0 jq -r '.ustack | length' "$t.2"
+	assert_output "$(printf '2\n2')"
+	us_run "$t.all" O2_fp fs:deep run:2
+	us_stacks "$t.all"
+}
+
+@test "ustack.bad-depth: --ustack=0, =128, =x and = are usage errors (exit 2) naming the value; nothing attached, the command never runs" {
+	pc_probecheck_only "probecheck's --ustack"
+	local fx ran=$BATS_TEST_TMPDIR/ran d
+	fx=$(us_file fx_stack_O2_fp)
+	for d in 0 128 x ''; do
+		run -2 --separate-stderr pc trace --ustack="$d" -c "touch '$ran'" "usdt:$fx:fs:deep"
+		[[ $stderr == *"--ustack '$d': not a number of frames 1..127"* ]] || fail "--ustack=$d: $stderr"
+	done
+	[[ ! -e $ran ]] || fail "the -c command ran"
+}
