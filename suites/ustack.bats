@@ -277,3 +277,33 @@ us_stacks() {
 	done
 	[[ ! -e $ran ]] || fail "the -c command ran"
 }
+
+# us_planted T NAME JQ WANT: T's trace through jq JQ (on the slurped
+# events: .[] for each) must fail stackcmp with a line matching WANT
+# (extended regex).
+us_planted() {
+	local st=0 out
+	jq -c -s "$3" "$1" >"$1.$2"
+	out=$("$PC_TOOLS/stackcmp" "$1.o" "$1.$2" 2>&1) || st=$?
+	pc_log "planted $2: stackcmp status $st"$'\n'"$out"
+	((st == 1)) && grep -Eq "$4" <<<"$out" ||
+		{ fail "planted $2: stackcmp status $st, no line matching /$4/: $out"; return 1; }
+}
+
+@test "ustack.planted-breaks: a real trace with frame 0 dropped (off by one), the caller dropped, a frame moved to another object, a frame misnamed or emptied: stackcmp fails on each, naming it; the trace untouched passes" {
+	us_requires func
+	pc_probecheck_only "planted stack bugs on probecheck's trace"
+	local t=$BATS_TEST_TMPDIR/t
+	us_run "$t" O2_fp fs:deep,fs_leaf:entry,fsl:deep run:2 lib:1
+	us_stacks "$t"
+	us_planted "$t" shift '.[] | .ustack |= .[1:]' 'wrong frame 0: .* is in fs_b, wanted fs_c'
+	us_planted "$t" nocaller '.[] | .ustack |= .[0:1] + .[2:]' 'wrong frame 1: .* is in fs_[ab], wanted fs_[bc]'
+	# fsl:deep's frame 1 (fsl_b's return address) given the executable's
+	# fs_b one: a frame from the wrong object.
+	us_planted "$t" object '(map(select(.probe == "fs:deep"))[0].ustack[1].addr) as $exe |
+		.[] | if .probe == "fsl:deep" then .ustack[1].addr = $exe else . end' \
+		'fsl:deep .*wrong frame 1: .* is in fs_b, wanted fsl_b'
+	us_planted "$t" misnamed '.[] | .ustack[2].sym = "fs_c"' 'frame 2: 0x[0-9a-f]+ is in fs_[ab], the tracer says fs_c'
+	us_planted "$t" otherobj '.[] | .ustack[0].obj = "/usr/lib/x86_64-linux-gnu/libc.so.6"' 'the tracer says object /usr/lib/x86_64-linux-gnu/libc.so.6'
+	us_planted "$t" empty '.[] | .ustack = []' 'an empty stack'
+}
