@@ -169,6 +169,21 @@ required_keys() {
 	((${#missing[@]} == 0)) || fail "required, but not a row of 'probecheck features': ${missing[*]}"
 }
 
+@test "features.fake-row-taken: PROBECHECK_FEATURE_FAKE naming a real row (the first, one in the middle, the last) is refused with the reason, and no fake row appears" {
+	local keys k n
+	# The table's rows: every KEY=0|1 line before the decisions.
+	keys=$(pc features | sed -n '/^sites_by_place=/q; s/^\([a-z0-9_]*\)=[01]$/\1/p') || true
+	n=$(wc -w <<<"$keys")
+	((n > 2)) || { fail "probecheck features printed $n rows"; return 1; }
+	keys=$(awk -v n="$n" 'NR == 1 || NR == int(n / 2) || NR == n' <<<"$keys")
+	for k in $keys; do
+		PROBECHECK_FEATURE_FAKE=$k run -0 --separate-stderr pc features
+		[[ $stderr == *"PROBECHECK_FEATURE_FAKE='$k': a row of the table already; no fake row"* ]] ||
+			fail "$k: not refused as a row of the table: $stderr"
+		(($(grep -c "^$k=" <<<"$output") == 1)) || fail "$k: not exactly one row: $output"
+	done
+}
+
 @test "features.fake-row: a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities (line and grid)" {
 	requires cmd:python3
 	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE)'
