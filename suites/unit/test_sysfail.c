@@ -31,6 +31,7 @@
 #include "features.h"
 #include "follow.h"
 #include "install_check.h"
+#include "procmaps.h"
 #include "procstat.h"
 #include "provider.h"
 #include "session.h"
@@ -556,6 +557,28 @@ static void test_ref_ctr_format(void)
 	UNIT_EQ_INT(unit_fds(), fds, "no perf event left open");
 }
 
+/* perf_event_open answers fd 0 when stdin is closed: that is the event,
+ * whatever errno held before the call (never a stale -errno). */
+static void test_pmu_fd0(void)
+{
+	uint64_t off;
+	int saved, fd;
+
+	UNIT_EQ_INT(procmaps_self_offset((const void *)test_pmu_fd0, &off), 0,
+		    "the file offset of one of our own functions");
+	unit_quiet(1);
+	saved = dup(0);
+	close(0);
+	errno = EAGAIN;
+	fd = uprobe_pmu_open("/proc/self/exe", off, 0, 0, getpid());
+	if (fd >= 0)
+		close(fd);
+	dup2(saved, 0);
+	close(saved);
+	unit_quiet(0);
+	UNIT_EQ_INT(fd, 0, "uprobe_pmu_open with fd 0 free and errno EAGAIN left from before: the event, at fd 0");
+}
+
 /* The nop5 probe's child cannot be waited for: the probe could not run
  * (its errno), never an answer read from a child it did not see end. */
 static void test_optimize_wait(void)
@@ -731,6 +754,7 @@ int main(void)
 		test_install_fstat_fd0();
 		test_proc_stat_malformed();
 		test_ref_ctr_format();
+		test_pmu_fd0();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
