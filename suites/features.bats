@@ -158,6 +158,19 @@ required_keys() {
 	assert_line preempt_guard=0
 }
 
+@test "features.tracefs-debugfs: tracefs only under debugfs (/sys/kernel/tracing hidden in a mount namespace, as on kernels that mount it only there): tracefs=1; hidden in both places: tracefs=0 with the reason" {
+	requires tracefs cmd:unshare cmd:mountpoint
+	local -a PC_WRAP=(unshare -m sh -c 'mount -t tmpfs none /sys/kernel/tracing &&
+		{ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; } &&
+		mount -t tracefs none /sys/kernel/debug/tracing && exec "$@"' _)
+	run -0 pc features
+	assert_line tracefs=1
+	PC_WRAP=(unshare -m sh -c 'mount -t tmpfs none /sys/kernel/tracing && exec "$@"' _)
+	run -0 pc features
+	assert_line tracefs=0
+	assert_line --regexp '^tracefs_why=/sys/kernel/tracing/uprobe_events: .* \(tracefs not mounted, or no CONFIG_UPROBE_EVENTS\)$'
+}
+
 @test "features.requires-rows: every capability a suite requires is a row of 'probecheck features' (one key per capability)" {
 	local k keys missing=()
 	run -0 pc features
