@@ -173,6 +173,46 @@ static void test_ctl(void)
 	site_set_free(&ss);
 }
 
+/*
+ * @n copies of a small library (each its own inode) dlopened into this
+ * process, so a scan meets more new objects at once than a process
+ * usually maps (follow_scan's list of them is sized from the maps).
+ * Returns how many were loaded (many_libs_drop closes them, removes the
+ * files).
+ */
+#define MANY_LIBS 80
+static void *many_libs[MANY_LIBS];
+static char many_dir[] = "/tmp/pc-unit-libs.XXXXXX";
+
+static int many_libs_load(void)
+{
+	static const char src[] = "/usr/lib/x86_64-linux-gnu/libdl.so.2";
+	char path[256], cmd[600];
+	int n = 0;
+
+	if (!mkdtemp(many_dir))
+		return 0;
+	for (int i = 0; i < MANY_LIBS; i++) {
+		snprintf(path, sizeof(path), "%s/lib%d.so", many_dir, i);
+		snprintf(cmd, sizeof(cmd), "cp %s %s", src, path);
+		if (system(cmd) || !(many_libs[i] = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+			break;
+		n++;
+	}
+	return n;
+}
+
+static void many_libs_drop(void)
+{
+	char cmd[300];
+
+	for (int i = 0; i < MANY_LIBS; i++)
+		if (many_libs[i])
+			dlclose(many_libs[i]);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", many_dir);
+	(void)!system(cmd);
+}
+
 int main(void)
 {
 	err_fd = mkstemp(err_path);
@@ -189,6 +229,11 @@ int main(void)
 		/* The control: this process, alive, read and searched. */
 		test_start(d, how, getpid(), "a live root");
 	}
+	/* Again with 80 more objects, every one new to the scan (the
+	 * sanitizer build sees a list sized short of them). */
+	UNIT_EQ_INT(many_libs_load(), MANY_LIBS, "80 copies of libdl.so.2 dlopened");
+	test_start(1, "--follow", getpid(), "a live root mapping 80 more objects");
+	many_libs_drop();
 	close(err_fd);
 	return unit_done();
 }
