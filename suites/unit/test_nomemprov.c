@@ -17,6 +17,7 @@
 #include "nomem.h"
 #include "attach.h"
 #include "attach_tracefs.h"
+#include "features.h"
 #include "follow.h"
 #include "install_check.h"
 #include "log.h"
@@ -341,7 +342,10 @@ static void test_follow_start(void)
  * session_attach through perf (a link per site, kept in the session's
  * growing table): a failure to keep a link is -ENOMEM with that link
  * destroyed too, its perf event and uprobe gone, nothing allocated left.
- * A session per run, made before the count.
+ * The same through tracefs, whose entries are also recorded in the
+ * stash: after each run none of this process's uprobe_events entries
+ * (group probecheck_PID_...) is left.  A session per run, made before
+ * the count.
  */
 __attribute__((noinline, used)) void nomem_attach_target(void)
 {
@@ -351,12 +355,29 @@ __attribute__((noinline, used)) void nomem_attach_target(void)
 struct sa_ctx {
 	struct site_set ss;
 	struct pc_session *s;
+	const struct attach_ops *ops;
 };
+
+/* uprobe_events lines of this process's tracefs group. */
+static int tracefs_ours(void)
+{
+	char group[64], line[512];
+	FILE *f = fopen("/sys/kernel/tracing/uprobe_events", "re");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	snprintf(group, sizeof(group), ":probecheck_%d_", (int)getpid());
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, group) != NULL;
+	fclose(f);
+	return n;
+}
 
 static void sa_prepare(void *ctx)
 {
 	struct sa_ctx *c = ctx;
-	struct session_opts so = { .so_attach = &attach_perf_ops };
+	struct session_opts so = { .so_attach = c->ops };
 
 	if (session_open(&so, &c->s))
 		c->s = NULL;
@@ -381,12 +402,14 @@ static void sa_after(void *ctx)
 
 	session_close(c->s);
 	c->s = NULL;
+	if (c->ops == &attach_tracefs_ops && tracefs_ours())
+		UNIT_EQ_INT(tracefs_ours(), 0, "session_attach (tracefs): no uprobe_events entry of ours left");
 }
 
-static void test_session_attach(void)
+static void test_session_attach(const struct attach_ops *ops, const char *name)
 {
-	struct sa_ctx c = { { 0 }, NULL };
-	struct sweep sw = { "session_attach (perf)", sa_prepare, sa_run, sa_after, &c, 1, 0 };
+	struct sa_ctx c = { { 0 }, NULL, ops };
+	struct sweep sw = { name, sa_prepare, sa_run, sa_after, &c, 1, 0 };
 	uint64_t off;
 
 	if (procmaps_self_offset((const void *)nomem_attach_target, &off) ||
@@ -432,7 +455,11 @@ int main(void)
 		test_provider_resolve();
 		test_stash_cleanup();
 		test_follow_start();
-		test_session_attach();
+		test_session_attach(&attach_perf_ops, "session_attach (perf)");
+		if (feature_has(FEATURE_TRACEFS, NULL, 0))
+			test_session_attach(&attach_tracefs_ops, "session_attach (tracefs)");
+		else
+			UNIT_TRUE(1, "session_attach (tracefs) # SKIP no tracefs");
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
