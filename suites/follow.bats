@@ -189,6 +189,31 @@ pids_of() {
 		fail "expected the sixteenth copy named once: $stderr"
 }
 
+@test "follow.second-linker: --follow with PATH '*': a program run by a second dynamic linker (a copy of ld.so, its own inode) after the system's: a library it dlopens is followed through the second hook, in each attach mode with hooks (perf, multi)" {
+	pc_probecheck_only "--attach=MODE for its dynamic-linker hooks"
+	local fx lib ld ldc mode n=0 c ok o=$BATS_TEST_TMPDIR/o t=$BATS_TEST_TMPDIR/t
+	fx=$(private fx_one)
+	lib=$(private libfx_one.so "$(fx_lib "$FXV")")
+	ld=$(readlink -f "$(awk '$NF ~ /ld-linux-x86-64/ { print $NF; exit }' /proc/self/maps)")
+	[[ -n $ld ]] || fail "no ld-linux-x86-64 mapped by awk"
+	ldc=$(private ld2.so "$ld")
+	for mode in perf multi; do
+		ok=1
+		for c in $(pc_mode_caps "$mode"); do pc_cap "$c" || ok=0; done
+		((ok)) || { pc_log "$mode: not on this kernel"; continue; }
+		# The shell and /bin/true take the system's linker (hook 0);
+		# the fixture runs under the copy (hook 1) and dlopens.
+		run -0 --separate-stderr pc trace --json --follow --attach="$mode" \
+			-c "/bin/true; exec $ldc $fx --oracle $o.$mode dlopen:$lib libfire:fxlib:l0:2 fire:fx:a0:1" \
+			'usdt:*:fxlib:l0' 'usdt:*:fx:a0'
+		printf '%s\n' "$output" >"$t.$mode"
+		assert_oracle "$o.$mode" "$t.$mode"
+		assert_summary 3
+		n=$((n + 1))
+	done
+	((n > 0)) || skip "neither perf nor multi on this kernel"
+}
+
 # PROBECHECK_SKIP_TP=exec makes the exec barrier skip every followed
 # process's exec, as K6 does at random; a second program counts them.
 @test "follow.skipped-exec-said: --follow with PATH '*': execs of followed processes whose barrier the program skipped are counted and said: exit 1; a static image then goes untraced" {
