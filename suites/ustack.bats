@@ -139,12 +139,16 @@ us_stacks() {
 	done
 }
 
-@test "ustack.return-exact: a return probe (O0 and O2): frame 0 is the return address, in the caller, then the caller's callers" {
+@test "ustack.return-exact: a return probe, 4 and 2 frames deep (O0 and O2), none other pending: frame 0 is the return address, in the caller, then the caller's callers" {
 	us_requires func
-	local v
+	local v f
+	# One return probe a run: a second, further up, would be pending
+	# (ustack.pending-returns).
 	for v in O0_fp O2_fp; do
-		us_run "$BATS_TEST_TMPDIR/$v" "$v" fs_leaf:return,fs_b:return run:3
-		us_stacks "$BATS_TEST_TMPDIR/$v"
+		for f in fs_leaf fs_b; do
+			us_run "$BATS_TEST_TMPDIR/$v.$f" "$v" "$f:return" run:3
+			us_stacks "$BATS_TEST_TMPDIR/$v.$f"
+		done
 	done
 }
 
@@ -172,10 +176,10 @@ us_stacks() {
 	done
 }
 
-@test "ustack.pending-returns: a USDT probe and an entry probe below frames with return probes pending (fs_a, fs_b): their return addresses, never the kernel's trampoline" {
+@test "ustack.pending-returns: a USDT probe, an entry probe and a return probe below frames with return probes pending (fs_a, fs_b): their return addresses, never the kernel's trampoline" {
 	us_requires func
 	local t=$BATS_TEST_TMPDIR/t tramp
-	us_run "$t" O2_fp fs:deep,fs_leaf:entry,fs_a:return,fs_b:return run:3
+	us_run "$t" O2_fp fs:deep,fs_leaf:entry,fs_leaf:return,fs_a:return,fs_b:return run:3
 	assert_oracle "$t.o" "$t" "${US_ONLY[@]}"
 	if ! us_stacks "$t" 2>/dev/null; then
 		# The kernel's return trampoline ([uprobes], which the
@@ -197,7 +201,7 @@ us_stacks() {
 	us_requires func
 	requires tracer:usdt_lib
 	local t=$BATS_TEST_TMPDIR/t lib id
-	us_run "$t" O2_fp fsl:deep,fsl_leaf:entry,fsl_b:return lib:2
+	us_run "$t" O2_fp fsl:deep,fsl_leaf:entry,fsl_leaf:return lib:2
 	us_stacks "$t"
 	lib=$(us_file libfxstack_O2_fp.so)
 	id=$(readelf -n "$lib" | awk '/Build ID:/ { print $3 }')
