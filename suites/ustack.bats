@@ -28,6 +28,16 @@ us_requires() {
 	[[ ${1:-} != func ]] || requires tracer:func_entry tracer:func_return bpf_cookie
 }
 
+# us_funcs PROBES: PROBES (",a,b" to append) when the tracer's function
+# probes can run here (on 5.10, without bpf_cookie, they cannot): the
+# USDT part of a test then still runs.
+us_funcs() {
+	local c
+	for c in func_entry func_return; do pc_tracer_claim "$c" || return 0; done
+	pc_cap bpf_cookie || { pc_log "function probes left out: no bpf_cookie"; return 0; }
+	echo "$1"
+}
+
 # us_file NAME: a stack fixture file of the build, or fail naming it.
 us_file() {
 	local f=$PC_FIXTURES/$1
@@ -118,6 +128,15 @@ pc_oracle_count() {
 	out=$("$PC_TOOLS/oraclecmp" "$@" "$o" "$empty" 2>&1) || true
 	[[ $out =~ ([0-9]+)\ missing ]] && { echo "${BASH_REMATCH[1]}"; return 0; }
 	fail "pc_oracle_count: $out"; return 1
+}
+
+# us_stacks_only ORACLE TRACE: stackcmp's verdict alone (a trace that
+# began or ended mid-run); sets US_CMP.
+us_stacks_only() {
+	local st=0
+	US_CMP=$("$PC_TOOLS/stackcmp" "$1" "$2" 2>&1) || st=$?
+	pc_log "stackcmp $1 $2: status $st"$'\n'"$US_CMP"
+	((st == 0)) || { printf '%s\n' "$US_CMP" | batslib_decorate "stacks differ from the fixture's ($2)" | fail; return 1; }
 }
 
 # us_stacks OUT [--short-ok]: stackcmp's verdict on OUT's stacks; the
@@ -215,9 +234,9 @@ us_stacks() {
 }
 
 @test "ustack.thread-chain: the chain in a second thread, from its start function: exact" {
-	us_requires func
+	us_requires
 	local t=$BATS_TEST_TMPDIR/t
-	us_run "$t" O2_fp fs:deep,fs_leaf:return thread:3
+	us_run "$t" O2_fp "fs:deep$(us_funcs ,fs_leaf:return)" thread:3
 	us_stacks "$t"
 	run -0 jq -r '.tid' "$t"
 	[[ $(sort -u <<<"$output" | wc -l) == 1 && $(head -n 1 <<<"$output") != "$(jq -r '.pid' "$t" | head -n 1)" ]] ||
@@ -225,14 +244,14 @@ us_stacks() {
 }
 
 @test "ustack.every-mode: each attach mode the kernel has (perf, tracefs, multi): USDT, entry and return stacks exact" {
-	us_requires func
+	us_requires
 	pc_probecheck_only "--attach=MODE"
 	local t=$BATS_TEST_TMPDIR/t mode n=0 c ok
 	for mode in perf tracefs multi; do
 		ok=1
 		for c in $(pc_mode_caps "$mode"); do pc_cap "$c" || ok=0; done
 		((ok)) || { pc_log "$mode: not on this kernel"; continue; }
-		US_ATTACH=$mode us_run "$t.$mode" O2_fp fs:deep,fs_leaf:return,fs_c:entry run:2
+		US_ATTACH=$mode us_run "$t.$mode" O2_fp "fs:deep$(us_funcs ,fs_leaf:return,fs_c:entry)" run:2
 		us_stacks "$t.$mode"
 		n=$((n + 1))
 	done
@@ -240,20 +259,20 @@ us_stacks() {
 }
 
 @test "ustack.every-target: the same stacks under -c, -p, -p --follow and -a: exact" {
-	us_requires func
+	us_requires
 	requires tracer:cmd tracer:follow tracer:all
 	local t=$BATS_TEST_TMPDIR/t target
 	for target in c p follow a; do
-		US_TARGET=$target us_run "$t.$target" O2_fp fs:deep,fs_leaf:return run:2 thread:1
+		US_TARGET=$target us_run "$t.$target" O2_fp "fs:deep$(us_funcs ,fs_leaf:return)" run:2 thread:1
 		us_stacks "$t.$target"
 	done
 }
 
 @test "ustack.no-frame-pointers: without frame pointers (O0 and O2, executable and library): a stack may stop early, but no frame is ever wrong; frame 0 always right" {
-	us_requires func
+	us_requires
 	local v t=$BATS_TEST_TMPDIR/t
 	for v in O0_nofp O2_nofp; do
-		us_run "$t.$v" "$v" fs:deep,fs_leaf:entry,fs_leaf:return,fsl:deep run:3 thread:1 lib:1
+		us_run "$t.$v" "$v" "fs:deep,fsl:deep$(us_funcs ,fs_leaf:entry,fs_leaf:return)" run:3 thread:1 lib:1
 		us_stacks "$t.$v" --short-ok
 		pc_log "$v: $(tail -n 1 <<<"$US_CMP")"
 	done
@@ -310,4 +329,40 @@ us_planted() {
 	us_planted "$t" misnamed '.[] | .ustack[2].sym = "fs_c"' 'frame 2: 0x[0-9a-f]+ is in fs_[ab], the tracer says fs_c'
 	us_planted "$t" otherobj '.[] | .ustack[0].obj = "/usr/lib/x86_64-linux-gnu/libc.so.6"' 'the tracer says object /usr/lib/x86_64-linux-gnu/libc.so.6'
 	us_planted "$t" empty '.[] | .ustack = []' 'an empty stack'
+}
+
+@test "ustack.attach-churn: stacks taken at a USDT probe while a second tracer, taking stacks at entry and return probes, attaches and detaches 10 times: every event and stack of both exact, the program unharmed" {
+	us_requires func
+	local bin t=$BATS_TEST_TMPDIR/t go fin stop=$BATS_TEST_TMPDIR/stop pid i n st=0
+	local a_pid a_out
+	bin=$(us_file fx_stack_O2_fp)
+	go=$(pc_fifo go) fin=$(pc_fifo fin)
+	pc_spawn pid "$bin" --oracle "$t.o" "ready:$t.ready" "wait:$go" "loop:$stop" maps:now "ready:$t.done" "wait:$fin"
+	pc_wait_file "$t.ready"
+	pc_trace_bg "$t" --json --args 2 --ustack -p "$pid" "usdt:$bin:fs:deep"
+	a_pid=$PC_TRACE_PID a_out=$PC_TRACE_OUT
+	pc_fifo_write "$go" go
+	for ((i = 0; i < 10; i++)); do
+		pc_trace_bg "$t.b$i" --json --args 2 --ustack -p "$pid" "pid:$bin:fs_leaf:entry" "pid:$bin:fs_leaf:return"
+		# Some of its events first: it is attached and taking stacks.
+		pc_wait_until "$PC_TIMEOUT" us_lines_at_least "$t.b$i" 2 || fail "second tracer $i: no events"
+		pc_trace_stop INT
+		((PC_TRACE_STATUS == 0)) || fail "second tracer $i: exit status $PC_TRACE_STATUS"
+		# Its events began mid-run: stacks only (the chain is the
+		# same at every hit of a probe).
+		us_stacks_only "$t.o" "$t.b$i"
+	done
+	touch "$stop"
+	pc_wait_file "$t.done"
+	PC_TRACE_PID=$a_pid PC_TRACE_OUT=$a_out PC_TRACE_ERR=$a_out.err
+	n=$(pc_oracle_count "$t.o" --only fs:deep) || return 1
+	pc_wait_until "$PC_TIMEOUT" us_lines_at_least "$t" "$n" || pc_log "$(wc -l <"$t") of $n events before the wait ended"
+	pc_fifo_write "$fin" go
+	wait "$pid" || st=$?
+	((st == 0)) || fail "fixture exit status $st"
+	pc_trace_wait
+	((PC_TRACE_STATUS == 0)) || fail "steady tracer exit status $PC_TRACE_STATUS"
+	US_ONLY=(--only fs:deep)
+	us_stacks "$t"
+	pc_log "steady tracer: $n events, $(tail -n 1 <<<"$US_CMP")"
 }

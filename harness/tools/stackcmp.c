@@ -152,14 +152,46 @@ static const char *where(long pid, uint64_t addr)
 	return NULL;
 }
 
+/* Where the last match of each (pid, tid, probe) was: the next one is
+ * after it, so a long trace is read in one pass, not one per event. */
+static struct cursor {
+	long cu_pid, cu_tid;
+	char    *cu_probe;
+	size_t cu_next;
+} *cursors;
+static size_t ncursors;
+
+static size_t *cursor_of(long pid, long tid, const char *probe)
+{
+	struct cursor *v;
+
+	for (size_t i = 0; i < ncursors; i++)
+		if (cursors[i].cu_pid == pid && cursors[i].cu_tid == tid &&
+		    !strcmp(cursors[i].cu_probe, probe))
+			return &cursors[i].cu_next;
+	v = realloc(cursors, (ncursors + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	cursors = v;
+	v[ncursors] = (struct cursor){ pid, tid, strdup(probe), 0 };
+	if (!v[ncursors].cu_probe)
+		return NULL;    /* no cursor: the slow scan from the start */
+	return &v[ncursors++].cu_next;
+}
+
 static struct want *want_next(long pid, long tid, const char *probe)
 {
-	for (size_t i = 0; i < wants.n; i++) {
+	size_t *next = cursor_of(pid, tid, probe);
+
+	for (size_t i = next ? *next : 0; i < wants.n; i++) {
 		struct want *w = &wants.v[i];
 
 		if (!w->wt_used && w->wt_pid == pid && w->wt_tid == tid &&
-		    !strcmp(w->wt_probe, probe))
+		    !strcmp(w->wt_probe, probe)) {
+			if (next)
+				*next = i + 1;
 			return w->wt_used = 1, w;
+		}
 	}
 	return NULL;
 }
