@@ -109,3 +109,23 @@ traced_p() {
 	grep -q "another site of this tracer is at this place: telling them apart needs bpf_cookie" <<<"$stderr" ||
 		fail "no reason given: $stderr"
 }
+
+@test "siteid.vma-walk-limit: by place through the mm->mmap walk (kernels before 6.1 without bpf_find_vma): a site in the process's mapping number 4095, the last the walk reaches, exact; in number 4096 each hit counted as dropped, never delivered as another site's" {
+	pc_probecheck_only "its BPF walk of mm->mmap (PC_MAX_VMAS)"
+	place
+	local fx o=$BATS_TEST_TMPDIR/o t=$BATS_TEST_TMPDIR/t
+	fx=$PC_FIXTURES/fx_stack_O2_fp
+	[[ -x $fx ]] || fail "no fixture '$fx' (make fixtures)"
+	run -0 --separate-stderr pc trace --json -v -c "$fx --oracle $o.4095 vmas:4095 run:2" "usdt:$fx:fs:deep"
+	[[ $stderr == *"mappings found with mm->mmap"* ]] ||
+		skip "this kernel finds mappings with bpf_find_vma (5.17+): no walk, no limit"
+	grep -q '"step":"vmas".*"index":4095' "$o.4095" || fail "the fixture did not put its code in mapping 4095: $(cat "$o.4095")"
+	printf '%s\n' "$output" >"$t.4095"
+	assert_oracle "$o.4095" "$t.4095" --only fs:deep
+	assert_summary 2
+	run -0 --separate-stderr pc trace --json -v -c "$fx --oracle $o.4096 vmas:4096 run:2" "usdt:$fx:fs:deep"
+	grep -q '"step":"vmas".*"index":4096' "$o.4096" || fail "the fixture did not put its code in mapping 4096"
+	assert_output ""
+	assert_summary 2
+	((PC_DROPPED == 2)) || fail "the 2 hits past the walk: $PC_DROPPED dropped"
+}
