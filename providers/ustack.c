@@ -143,6 +143,12 @@ static int proc_read(struct ustack_syms *z, struct us_proc *up)
 	if (err)
 		return err;
 	n = objs.po_n;
+	/* An exiting process (a zombie's maps are empty): what was read
+	 * before stays, its frames can still be named. */
+	if (!n && up->up_n) {
+		procmaps_free(&objs);
+		return -ESRCH;
+	}
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		procmaps_free(&objs);
@@ -249,6 +255,13 @@ static int frame_fill(const struct us_proc *up, uint64_t addr,
 		return 1;
 	}
 	return 0;
+}
+
+int ustack_syms_note(struct ustack_syms *z, pid_t pid)
+{
+	struct us_proc *up = proc_find(z, pid);
+
+	return up ? proc_read(z, up) : proc_add(z, pid, &up);
 }
 
 int ustack_resolve(struct ustack_syms *z, pid_t pid, uint64_t addr,

@@ -10,7 +10,8 @@
  * value + size) holds it.  Nothing is guessed: an address no object or
  * no sized function symbol holds stays unresolved (NULL), never the
  * nearest name below it.  A process gone before its first frame was
- * looked up cannot be resolved (its maps are gone with it).
+ * looked up, and never noted at a barrier (ustack_syms_note), cannot be
+ * resolved: its maps are gone with it.
  */
 #ifndef PC_USTACK_H
 #define PC_USTACK_H
@@ -30,6 +31,13 @@ struct ustack_syms;
 
 int  ustack_syms_new(struct ustack_syms **out);
 void ustack_syms_free(struct ustack_syms *z);
+/*
+ * Read what @pid maps now, for its later frames: at a barrier (follow.c
+ * stops a process after exec and after its linker loaded objects), so
+ * that a process gone before its events were read is still resolved.
+ * 0, -ESRCH, -ENOMEM.
+ */
+int  ustack_syms_note(struct ustack_syms *z, pid_t pid);
 /*
  * Resolve @addr of process @pid into @f (its strings belong to @z and
  * live until ustack_syms_free).  0 (resolved or not: see uf_obj,

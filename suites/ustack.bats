@@ -366,3 +366,31 @@ us_planted() {
 	us_stacks "$t"
 	pc_log "steady tracer: $n events, $(tail -n 1 <<<"$US_CMP")"
 }
+
+@test "ustack.short-lived: -c --follow with PATH '*': a program that has exited before the tracer reads its events: every frame still symbolized (its objects read while it was stopped at its barriers)" {
+	us_requires
+	requires tracer:follow tracer:star tracer:cmd
+	pc_probecheck_only "its symbolizer's reading at barriers"
+	local bin t=$BATS_TEST_TMPDIR/t go pid
+	bin=$(us_file fx_stack_O2_fp)
+	go=$(pc_fifo go)
+	pc_trace_bg "$t" --json --args 2 --ustack --follow -c "$bin --oracle $t.o ready:$t.ready wait:$go run:3 thread:1" 'usdt:*:fs:deep'
+	pc_wait_file "$t.ready"
+	pid=$(cat "$t.ready")
+	# The tracer stopped: the program runs, hits and exits unread.
+	kill -STOP "$PC_TRACE_PID"
+	pc_on_teardown kill -CONT "$PC_TRACE_PID"
+	pc_fifo_write "$go" go
+	pc_wait_until "$PC_TIMEOUT" us_zombie "$pid" || fail "the program did not exit"
+	kill -CONT "$PC_TRACE_PID"
+	pc_trace_wait
+	((PC_TRACE_STATUS == 0)) || fail "tracer exit status $PC_TRACE_STATUS"
+	US_ONLY=(--only fs:deep)
+	us_stacks "$t"
+}
+
+# us_zombie PID: PID has exited (a zombie: its parent, the stopped tracer,
+# has not reaped it).
+us_zombie() {
+	[[ $(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null) == Z ]]
+}

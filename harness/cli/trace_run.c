@@ -294,6 +294,22 @@ static int follow_setup(const struct trace_opts *o,
 	return err;
 }
 
+/* --ustack with barriers: the stopped process's objects are read for
+ * its frames before follow.c continues it (a process may exit before
+ * its events are printed, and its maps go with it). */
+struct ustack_ctl {
+	struct follow *uc_fw;
+	struct ustack_syms *uc_syms;
+};
+
+static void ustack_ctl(void *ctx, const struct pc_event *ev)
+{
+	const struct ustack_ctl *uc = ctx;
+
+	ustack_syms_note(uc->uc_syms, ev->pe_pid);
+	follow_ctl(uc->uc_fw, ev);
+}
+
 static double now_ms(void)
 {
 	struct timespec ts;
@@ -315,6 +331,7 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 				    * every thread */
 				   .so_per_process = !o->to_all && !o->to_follow };
 	struct run_state rs = { .rs_target = o->to_pid, .rs_pidfd = -1 };
+	struct ustack_ctl uc;
 	struct pc_session *s = NULL;
 	struct follow *fw = NULL;
 	struct pollfd pf[3];
@@ -330,7 +347,14 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (o->to_ustack && ustack_syms_new(&out.tr_syms))
 		goto out;
-	if (sigfd < 0 || follow_setup(o, reqs, ss, &so, &fw) || session_open(&so, &s))
+	if (sigfd < 0 || follow_setup(o, reqs, ss, &so, &fw))
+		goto out;
+	uc = (struct ustack_ctl){ fw, out.tr_syms };
+	if (out.tr_syms && fw) {
+		so.so_ctl = ustack_ctl;
+		so.so_ctl_ctx = &uc;
+	}
+	if (session_open(&so, &s))
 		goto out;
 	if (o->to_cmd) {
 		pid_t child = spawn_blocked(o->to_cmd, &old, ss, &release,
