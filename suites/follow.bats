@@ -191,16 +191,14 @@ pids_of() {
 
 @test "follow.second-linker: --follow with PATH '*': a program run by a second dynamic linker (a copy of ld.so, its own inode) after the system's: a library it dlopens is followed through the second hook, in each attach mode with hooks (perf, multi)" {
 	pc_probecheck_only "--attach=MODE for its dynamic-linker hooks"
-	local fx lib ld ldc mode n=0 c ok o=$BATS_TEST_TMPDIR/o t=$BATS_TEST_TMPDIR/t
+	local fx lib ld ldc mode n=0 o=$BATS_TEST_TMPDIR/o t=$BATS_TEST_TMPDIR/t
 	fx=$(private fx_one)
 	lib=$(private libfx_one.so "$(fx_lib "$FXV")")
 	ld=$(readlink -f "$(awk '$NF ~ /ld-linux-x86-64/ { print $NF; exit }' /proc/self/maps)")
 	[[ -n $ld ]] || fail "no ld-linux-x86-64 mapped by awk"
 	ldc=$(private ld2.so "$ld")
 	for mode in perf multi; do
-		ok=1
-		for c in $(pc_mode_caps "$mode"); do pc_cap "$c" || ok=0; done
-		((ok)) || { pc_log "$mode: not on this kernel"; continue; }
+		requires_quietly $(pc_mode_caps "$mode") || { pc_log "$mode: not on this kernel"; continue; }
 		# The shell and /bin/true take the system's linker (hook 0);
 		# the fixture runs under the copy (hook 1) and dlopens.
 		run -0 --separate-stderr pc trace --json --follow --attach="$mode" \

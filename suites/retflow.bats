@@ -99,14 +99,6 @@ rf_depth_want() {
 	jq -c 'select(.probe != "rf_dive:return" or .args[0] < 20544)' "$1" >"$2"
 }
 
-# requires_quietly CAP...: every capability there (pc_cap), no skip.
-requires_quietly() {
-	local c
-	for c in "$@"; do
-		pc_cap "$c" || return 1
-	done
-}
-
 # rf_exact OUT [WANT]: the fixture exited WANT (default 0) and the trace
 # is its oracle, event for event.
 rf_exact() {

@@ -576,12 +576,14 @@ pc_kernel_symptom() {
 	printf '%s' "$lines" | fail
 }
 
-# pc_count_events FILE [GLOB]: number of oracle/trace lines for probes
-# matching GLOB (default all), by oraclecmp against an empty file.
+# pc_count_events FILE [GLOB...]: number of oracle/trace lines for probes
+# matching any GLOB (default all), by oraclecmp against an empty file.
 pc_count_events() {
-	local empty=$BATS_TEST_TMPDIR/empty.json out
+	local empty=$BATS_TEST_TMPDIR/empty.json out g
+	local -a only=()
+	for g in "${@:2}"; do only+=(--only "$g"); done
 	: >"$empty"
-	out=$("$PC_TOOLS/oraclecmp" ${2:+--only "$2"} "$1" "$empty" 2>&1) || true
+	out=$("$PC_TOOLS/oraclecmp" "${only[@]}" "$1" "$empty" 2>&1) || true
 	[[ $out =~ ([0-9]+)\ missing ]] && { echo "${BASH_REMATCH[1]}"; return 0; }
 	[[ $out == "oraclecmp: 0 events match" ]] && { echo 0; return 0; }
 	fail "pc_count_events: $out"; return 1

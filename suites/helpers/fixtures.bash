@@ -186,6 +186,15 @@ pc_use_mode() {
 	requires $caps
 }
 
+# requires_quietly CAP...: every capability there (pc_cap), no skip: for
+# a test that runs what this kernel has of several modes and says the rest.
+requires_quietly() {
+	local c
+	for c in "$@"; do
+		pc_cap "$c" || return 1
+	done
+}
+
 # pc_elf_note FILE PROV:NAME: "PC BASE SEMA ARGS" of the probe's first
 # note in FILE (link-time, 0x... as readelf prints them; SEMA
 # 0x0000000000000000 if none); fails naming it if FILE has no such note.
