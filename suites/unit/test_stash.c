@@ -148,6 +148,22 @@ static void test_records(void)
 	UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "deleted");
 	UNIT_EQ_STR(slurp(path) ? "present" : "gone", "gone", "deleted: gone");
 
+	/* stdin closed: the stash's parent directory opens at fd 0. */
+	{
+		int saved, rc;
+
+		unit_quiet(1);
+		saved = dup(0);
+		close(0);
+		rc = stash_record_write(&id, items, 1);
+		dup2(saved, 0);
+		close(saved);
+		unit_quiet(0);
+		UNIT_EQ_INT(rc, 0, "written with fd 0 free (the directory opened there)");
+		UNIT_EQ_STR(slurp(path) ? "present" : "gone", "present", "... and there");
+		UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "... deleted");
+	}
+
 	chmod(stash, 0755);
 	unit_quiet(1);
 	UNIT_EQ_INT(stash_record_write(&id, items, 1), -EPERM, "0755: refused");
