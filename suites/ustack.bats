@@ -120,23 +120,20 @@ us_lines_at_least() {
 	(($(wc -l <"$1") >= $2))
 }
 
-# us_stacks_only ORACLE TRACE: stackcmp's verdict alone (a trace that
-# began or ended mid-run); sets US_CMP.
+# us_stacks_only ORACLE TRACE [--short-ok]: stackcmp's verdict alone (a
+# trace that began or ended mid-run); sets US_CMP.
 us_stacks_only() {
 	local st=0
-	US_CMP=$("$PC_TOOLS/stackcmp" "$1" "$2" 2>&1) || st=$?
-	pc_log "stackcmp $1 $2: status $st"$'\n'"$US_CMP"
+	US_CMP=$("$PC_TOOLS/stackcmp" ${3:-} "$1" "$2" 2>&1) || st=$?
+	pc_log "stackcmp ${3:-} $1 $2: status $st"$'\n'"$US_CMP"
 	((st == 0)) || { printf '%s\n' "$US_CMP" | batslib_decorate "stacks differ from the fixture's ($2)" | fail; return 1; }
 }
 
 # us_stacks OUT [--short-ok]: stackcmp's verdict on OUT's stacks; the
 # events exact too.  Sets US_CMP (stackcmp's output).
 us_stacks() {
-	local st=0
 	assert_oracle "$1.o" "$1" "${US_ONLY[@]}"
-	US_CMP=$("$PC_TOOLS/stackcmp" ${2:-} "$1.o" "$1" 2>&1) || st=$?
-	pc_log "stackcmp ${2:-} $1.o $1: status $st"$'\n'"$US_CMP"
-	((st == 0)) || { printf '%s\n' "$US_CMP" | batslib_decorate "stacks differ from the fixture's ($1)" | fail; return 1; }
+	us_stacks_only "$1.o" "$1" "${2:-}"
 }
 
 @test "ustack.usdt-exact: a USDT probe 4 frames deep (O0 and O2, frame pointers kept): every frame in the right function's code, symbolized with it" {
