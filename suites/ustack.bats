@@ -103,7 +103,7 @@ us_run() {
 	# The ring's events reach the tracer's stdout asynchronously: the
 	# fixture is released once all of them are there (or the wait ends
 	# and the comparison names what is missing).
-	pc_wait_until "$PC_TIMEOUT" us_lines_at_least "$out" "$n" ||
+	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$out" "$n" ||
 		pc_log "us_run: $(wc -l <"$out") of $n events before the wait ended"
 	pc_fifo_write "$fin" go
 	if [[ $t == c ]]; then
@@ -114,10 +114,6 @@ us_run() {
 		if [[ $t == a ]]; then pc_trace_stop INT; else pc_trace_wait; fi
 	fi
 	((PC_TRACE_STATUS == 0)) || { fail "tracer exit status $PC_TRACE_STATUS: $(tail -n 3 "$out.err")"; return 1; }
-}
-
-us_lines_at_least() {
-	(($(wc -l <"$1") >= $2))
 }
 
 # us_stacks_only ORACLE TRACE [--short-ok]: stackcmp's verdict alone (a
@@ -332,7 +328,7 @@ us_planted() {
 		pc_fifo_write "$rounds" go
 		# Detached after its first events, while the round's calls
 		# go on.
-		pc_wait_until "$PC_TIMEOUT" us_lines_at_least "$t.b$i" 2 || fail "second tracer $i: no events"
+		pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$t.b$i" 2 || fail "second tracer $i: no events"
 		pc_trace_stop INT
 		((PC_TRACE_STATUS == 0)) || fail "second tracer $i: exit status $PC_TRACE_STATUS"
 		# Its events began mid-run: stacks only (the chain is the
@@ -342,7 +338,7 @@ us_planted() {
 	pc_fifo_write "$rounds" end
 	pc_wait_file "$t.done"
 	PC_TRACE_PID=$a_pid PC_TRACE_OUT=$a_out PC_TRACE_ERR=$a_out.err
-	pc_wait_until "$PC_TIMEOUT" us_lines_at_least "$t" 500 || pc_log "$(wc -l <"$t") of 500 events before the wait ended"
+	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$t" 500 || pc_log "$(wc -l <"$t") of 500 events before the wait ended"
 	pc_fifo_write "$fin" go
 	wait "$pid" || st=$?
 	((st == 0)) || fail "fixture exit status $st"

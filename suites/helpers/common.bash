@@ -484,6 +484,12 @@ pc_wait_until() {
 	"$@"
 }
 
+# pc_lines_at_least FILE N: FILE has N lines or more (with pc_wait_until:
+# a tracer has printed N events; its ring is read asynchronously).
+pc_lines_at_least() {
+	(($(wc -l <"$1") >= $2))
+}
+
 # ---------------------------------------------------------------------------
 # Judging the tracer.
 
