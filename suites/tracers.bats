@@ -18,7 +18,7 @@ PC_REQUIRES=(root uprobe_pmu bpf)
 
 FXV=${PC_TRACERS_VARIANT:-gcc_O2_pie}
 CLAIMS=(usdt usdt_args usdt_lib strings semaphores cmd pid follow all
-	func_entry func_return func_offset list accounting star ustack)
+	func_entry func_return func_offset list accounting star ustack live)
 
 # start_waiting STEPS...: spawn the fixture with its oracle in $O, first
 # writing ready file R0, then blocking on fifo $F (setup_file_fx made it)
