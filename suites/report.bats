@@ -328,6 +328,52 @@ one_page_inputs() {
 	assert_line '- ... 30 more: DETAILS.md, "Failures"'
 }
 
+# us_tap ID STATUS [DIAG...]: a ustack result line, DIAG its "#" lines.
+us_tap() {
+	local id=$1 st=$2
+	shift 2
+	printf '%s %s %s: x # in 5 ms\n' "$st" "$((++US_N))" "$id"
+	(($#)) && printf '# %s\n' "$@"
+	return 0
+}
+
+@test "report.results-stacks: results: the User stacks grid, a row per run, kernel and tracer: exact, short (counted from the tests' fd 3 lines), a listed finding, wrong, unresolved, failed, not run, each non-exact cell's first difference" {
+	local d=$BATS_TEST_TMPDIR f
+	one_page_inputs "$d"
+	printf '\nid: K9\nsymptom: uretprobe-stack-trampoline\ntitle: the trampoline in stacks\ntests: ustack.pending-*\n' \
+		>>"$BATS_TEST_TMPDIR/kernel-issues"
+	US_N=0
+	hsuite "$d/r" ustack < <(echo 1..3
+		echo '# ustack.usdt-exact stacks: stackcmp: 3 events: 3 exact, 0 short, 0 wrong, 0 without an oracle stack; 0 frames not symbolized'
+		us_tap ustack.usdt-exact ok
+		echo '# ustack.no-frame-pointers stacks: stackcmp: 4 events: 1 exact, 3 short, 0 wrong, 0 without an oracle stack; 0 frames not symbolized'
+		us_tap ustack.no-frame-pointers ok
+		echo '# ustack.depth-limit stacks: stackcmp: 2 events: 0 exact, 2 short, 0 wrong, 0 without an oracle stack; 0 frames not symbolized'
+		us_tap ustack.depth-limit ok)
+	US_N=0
+	suite "$d/m" old ustack < <(echo 1..2
+		printf 'not ok 1 ustack.pending-returns: x # in 5 ms\n'
+		printf "# (from function \`pc_kernel_symptom' in file suites/helpers/common.bash, line 444,\n#  in test file suites/ustack.bats, line 9)\n"
+		printf "#   \`pc_kernel_symptom uretprobe-stack-trampoline \"...\"' failed\n# kernel-symptom: uretprobe-stack-trampoline: wrong frame 2 in [uprobes]\n"
+		US_N=1
+		us_tap ustack.thread-chain 'not ok' 'fs:deep (pid 1 tid 2, trace line 1): wrong frame 1: 0x10 (tracer: fs_a) is in fs_a, wanted fs_b')
+	US_N=0
+	hsuite "$d/c/bt" ustack < <(echo 1..3
+		us_tap ustack.usdt-exact 'not ok' 'fs:deep (pid 1 tid 1, trace line 1): frame 0: 0x10 (in fs_c) not symbolized'
+		us_tap ustack.library-chain 'not ok' 'oraclecmp: MISMATCH: 1 events match, 2 missing, 0 unexpected (oracle 3, trace 1)'
+		printf 'ok 3 ustack.short-lived: x # skip tracer bt does not claim follow\n')
+	run -0 report results "$d/r" 75 "$d/m" "$d/c"
+	f=$(section "$output" "User stacks")
+	grep -qxF '| `6.18.44-test` (this run) | exact | - | - | - | - | - | - | - | short | exact | - | - |' <<<"$f" || fail "this run: $f"
+	grep -qxF '| old `rel-old` | - | - | - | **K9** | - | **wrong** | - | - | - | - | - | - |' <<<"$f" || fail "old: $f"
+	grep -qxF '| tracer bt | **unres** | - | - | - | **fail** | - | - | - | - | - | - | - |' <<<"$f" || fail "bt: $f"
+	grep -qF 'tracer probecheck' <<<"$f" && fail "a tracer with no ustack run has a row: $f"
+	grep -qxF -- '- old `rel-old` · thread: fs:deep (pid 1 tid 2, trace line 1): wrong frame 1: 0x10 (tracer: fs\_a) is in fs\_a, wanted fs\_b' <<<"$f" ||
+		grep -qxF -- '- old `rel-old` · thread: fs:deep (pid 1 tid 2, trace line 1): wrong frame 1: 0x10 (tracer: fs_a) is in fs_a, wanted fs_b' <<<"$f" || fail "evidence: $f"
+	grep -qxF -- '- tracer bt · library: oraclecmp: MISMATCH: 1 events match, 2 missing, 0 unexpected (oracle 3, trace 1)' <<<"$f" || fail "bt evidence: $f"
+	# no ustack run anywhere: no section (report.results-one-page)
+}
+
 @test "report.results-fuzz: results: make fuzz's table becomes the Fuzzing section (a row per target, the total); none without it; a foreign file is named, not fatal" {
 	d=$BATS_TEST_TMPDIR/r
 	hsuite "$d" s <<<$'1..1\nok 1 fine'

@@ -125,6 +125,8 @@ us_stacks_only() {
 	local st=0
 	US_CMP=$("$PC_TOOLS/stackcmp" ${3:-} "$1" "$2" 2>&1) || st=$?
 	pc_log "stackcmp ${3:-} $1 $2: status $st"$'\n'"$US_CMP"
+	# Its counts, for RESULTS.md's stack grid (harness/report/pcreport/stacks.py).
+	echo "# ${BATS_TEST_DESCRIPTION%%:*} stacks: $(grep '^stackcmp: [0-9]* events' <<<"$US_CMP" | tail -n 1)" >&3
 	((st == 0)) || { printf '%s\n' "$US_CMP" | batslib_decorate "stacks differ from the fixture's ($2)" | fail; return 1; }
 }
 

@@ -21,7 +21,7 @@ import time
 from collections import namedtuple
 
 from . import check, findings as F, htmlview as V, kdir as K, kernlog, matrix, mutation, results_md
-from . import tracers as T
+from . import stacks as S, tracers as T
 from .errors import ReportError, read_optional
 from .md import esc, first_sentence, secs
 
@@ -265,7 +265,7 @@ def write(results, run, wall, issues, matrices, root):
     rel = read_optional(os.path.join(results, "run", "kernel")) or "unknown"
     commit = run_commit(results, root)
     relp = lambda d: _rel(d, root)
-    older, broken, mats, confs = [], [], [], []
+    older, broken, mats, confs, tracer_stacks = [], [], [], [], []
     for m, cols in matrices:
         c = V.commit_of(m)
         if isinstance(cols, ReportError):
@@ -275,6 +275,8 @@ def write(results, run, wall, issues, matrices, root):
         elif cols == "tracers":
             try:
                 confs.append((relp(m),) + tracer_counts(m, issues) + (c,))
+                tracer_stacks += [(f"tracer {t['name']}", S.row(os.path.join(m, t["name"], "ustack.tap"), issues))
+                                  for t in T.load_tracers(m)]
             except ReportError as e:
                 broken.append((relp(m), e))
         else:
@@ -289,6 +291,10 @@ def write(results, run, wall, issues, matrices, root):
     out += verdict_section(results, run, wall, issues, rel, commit, mats,
                            [(d, n, c) for d, n, _, c in confs], problems, vg)
     out += findings_section(run, issues, rel, kernels)
+    out += S.lines([(f"`{rel}` (this run)", S.row(os.path.join(results, "ustack.tap"), issues))]
+                   + [(f"{label} `{c.row['release'] or '?'}`", S.row(S.kernel_tap(c.dir), issues))
+                      for label, c in kernels if not c.infra]
+                   + tracer_stacks)
     out += caps_section(results, rel, kernels)
     out += tracers_section(confs, root)
     out += failures_section(problems, mats)
