@@ -356,8 +356,22 @@ static void test_procmaps_parse(void)
 {
 	struct pm_ctx c = { NULL };
 	struct sweep sw = { "procmaps_parse", pm_prepare, pm_run, pm_after, &c, 3, 0 };
+	/* An empty line is malformed, not the end of the file. */
+	static const char gap[] =
+		"55d0c0a01000-55d0c0a02000 r-xp 00001000 fd:01 1001 /usr/bin/a\n"
+		"\n"
+		"7f0000000000-7f0000001000 r-xp 00000000 fd:01 1002 /usr/lib/libb.so\n";
+	struct pm_objects o = { 0 };
+	FILE *f;
 
 	sweep(&sw);
+	f = fmemopen((void *)gap, sizeof(gap) - 1, "r");
+	UNIT_TRUE(f != NULL, "fmemopen of maps text with an empty line");
+	if (!f)
+		return;
+	UNIT_EQ_INT(procmaps_parse(f, 1, PM_QUIET, "maps", &o), -EINVAL,
+		    "procmaps_parse: an empty line between two mappings: -EINVAL, never a shorter list");
+	fclose(f);
 }
 
 #endif
