@@ -36,6 +36,15 @@ static void test_names(void)
 	UNIT_EQ_STR(e, "r_fe00_51016a_5519_2", "return event, third at its place");
 	tfs_event_name(UINT64_MAX, UINT64_MAX, UINT64_MAX, 1, 65535, e, sizeof(e));
 	UNIT_EQ_INT(strlen(e), 58, "longest event: 58 characters");
+	/* A buffer the suffix does not fit: cut inside it, nothing past it. */
+	{
+		char small[32];
+
+		memset(small, 'X', sizeof(small));
+		tfs_event_name(0xfe00, 0x51016a, 0x5519, 1, 65535, small, 21);
+		UNIT_EQ_STR(small, "r_fe00_51016a_5519_6", "a 21-byte buffer: the suffix cut to fit");
+		UNIT_TRUE(!memcmp(small + 21, "XXXXXXXXXXX", 11), "... and not a byte written past it");
+	}
 }
 
 static void test_item_check(void)
