@@ -154,6 +154,12 @@ static int skip_tp(__u32 *bits)
 	*bits = 0;
 	if (!env || !*env)
 		return 0;
+	/* Cut, it could lose or change a word: refused instead. */
+	if (strlen(env) >= sizeof(buf)) {
+		pc_err("bpf: PROBECHECK_SKIP_TP='%s': too long (at most %zu "
+		       "characters: fork, exit, exec)", env, sizeof(buf) - 1);
+		return -EINVAL;
+	}
 	snprintf(buf, sizeof(buf), "%s", env);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "fork"))

@@ -308,6 +308,21 @@ pids_of() {
 		fail "emulated fork skips ${BASH_REMATCH[2]}, the kernel's ${BASH_REMATCH[1]}: expected 250 in all: $stderr"
 }
 
+@test "follow.skip-tp-words: PROBECHECK_SKIP_TP read whole: 31 characters taken (empty words skipped), 32 refused as too long, an unknown word refused, each naming the value: exit 1, the command never run" {
+	pc_probecheck_only "its tracepoint-skip emulation (PROBECHECK_SKIP_TP)"
+	local fx ran=$BATS_TEST_TMPDIR/ran o=$BATS_TEST_TMPDIR/o.json v
+	fx=$PC_FIXTURES/fx_gcc_O2_pie
+	v='fork,exit,exec,fork,exit,exec,,'
+	PROBECHECK_SKIP_TP=$v run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a0:1" "usdt:$fx:fx:a0"
+	assert_equal "$(jq -c '.probe' <<<"$output")" '"fx:a0"'
+	for v in "$v," fork,bogus; do
+		PROBECHECK_SKIP_TP=$v run -1 --separate-stderr pc trace --json --follow -c "touch '$ran'" "usdt:$fx:fx:a0"
+		[[ $stderr == *"PROBECHECK_SKIP_TP='$v': "* ]] || fail "$v: $stderr"
+	done
+	[[ $stderr == *"'bogus' is not fork, exit or exec"* ]] || fail "$stderr"
+	[[ ! -e $ran ]] || fail "the -c command ran"
+}
+
 @test "follow.skipped-orphan-lost: --follow: a child whose fork was skipped and that is orphaned before its first hit is lost, and the tracer says so: exit 1" {
 	pc_probecheck_only "its fork-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json done=$BATS_TEST_TMPDIR/done go
