@@ -38,6 +38,19 @@ us_funcs() {
 	echo "$1"
 }
 
+# us_builds fp|nofp: the fx_stack builds a test loops over: O0 and O2;
+# in the core matrix's guests (PC_VARIANTS set, harness/kernels/matrix)
+# O2 only: the compiler is not what differs between kernels.
+us_builds() {
+	if [[ -n ${PC_VARIANTS:-} ]]; then echo "O2_$1"; else echo "O0_$1 O2_$1"; fi
+}
+
+# us_host_only: skip in the matrix's guests a check of the harness or of
+# probecheck's option parsing, the same on every kernel (make check runs it).
+us_host_only() {
+	[[ -z ${PC_VARIANTS:-} ]] || skip "the same on every kernel: make check runs it on the host"
+}
+
 # us_file NAME: a stack fixture file of the build, or fail naming it.
 us_file() {
 	local f=$PC_FIXTURES/$1
@@ -137,21 +150,21 @@ us_stacks() {
 	us_stacks_only "$1.o" "$1" "${2:-}"
 }
 
-@test "ustack.usdt-exact: a USDT probe 4 frames deep (O0 and O2, frame pointers kept): every frame in the right function's code, symbolized with it" {
+@test "ustack.usdt-exact: a USDT probe 4 frames deep (O0 and O2, frame pointers kept; O2 alone in the core matrix): every frame in the right function's code, symbolized with it" {
 	us_requires
 	local v
-	for v in O0_fp O2_fp; do
+	for v in $(us_builds fp); do
 		us_run "$BATS_TEST_TMPDIR/$v" "$v" fs:deep run:3
 		us_stacks "$BATS_TEST_TMPDIR/$v"
 	done
 }
 
-@test "ustack.return-exact: a return probe, 4 and 2 frames deep (O0 and O2), none other pending: frame 0 is the return address, in the caller, then the caller's callers" {
+@test "ustack.return-exact: a return probe, 4 and 2 frames deep (O0 and O2; O2 alone in the core matrix), none other pending: frame 0 is the return address, in the caller, then the caller's callers" {
 	us_requires func
 	local v f
 	# One return probe a run: a second, further up, would be pending
 	# (ustack.pending-returns).
-	for v in O0_fp O2_fp; do
+	for v in $(us_builds fp); do
 		for f in fs_leaf fs_b; do
 			us_run "$BATS_TEST_TMPDIR/$v.$f" "$v" "$f:return" run:3
 			us_stacks "$BATS_TEST_TMPDIR/$v.$f"
@@ -159,10 +172,10 @@ us_stacks() {
 	done
 }
 
-@test "ustack.entry-caller: a function-entry probe (O0 and O2), before the function has pushed its frame: frame 0 the function, frame 1 its caller, then theirs" {
+@test "ustack.entry-caller: a function-entry probe (O0 and O2; O2 alone in the core matrix), before the function has pushed its frame: frame 0 the function, frame 1 its caller, then theirs" {
 	us_requires func
 	local v t=$BATS_TEST_TMPDIR/t
-	for v in O0_fp O2_fp; do
+	for v in $(us_builds fp); do
 		us_run "$t.$v" "$v" fs_leaf:entry,fs_a:entry run:3
 		assert_oracle "$t.$v.o" "$t.$v" "${US_ONLY[@]}"
 		# The frame-pointer walk starts at %rbp, which at the entry
@@ -262,10 +275,10 @@ us_stacks() {
 	((n > 0)) || skip "the tracer claims none of cmd, pid, follow, all"
 }
 
-@test "ustack.no-frame-pointers: without frame pointers (O0 and O2, executable and library): a stack may stop early, but no frame is ever wrong; frame 0 always right" {
+@test "ustack.no-frame-pointers: without frame pointers (O0 and O2, executable and library; O2 alone in the core matrix): a stack may stop early, but no frame is ever wrong; frame 0 always right" {
 	us_requires
 	local v t=$BATS_TEST_TMPDIR/t
-	for v in O0_nofp O2_nofp; do
+	for v in $(us_builds nofp); do
 		us_run "$t.$v" "$v" "fs:deep,fsl:deep$(us_funcs ,fs_leaf:entry,fs_leaf:return)" run:3 thread:1 lib:1
 		us_stacks "$t.$v" --short-ok
 		pc_log "$v: $(tail -n 1 <<<"$US_CMP")"
@@ -285,6 +298,7 @@ us_stacks() {
 
 @test "ustack.bad-depth: --ustack=0, =128, =x and = are usage errors (exit 2) naming the value; nothing attached, the command never runs" {
 	pc_probecheck_only "probecheck's --ustack"
+	us_host_only
 	local fx ran=$BATS_TEST_TMPDIR/ran d
 	fx=$(us_file fx_stack_O2_fp)
 	for d in 0 128 x ''; do
@@ -309,6 +323,7 @@ us_planted() {
 @test "ustack.planted-breaks: a real trace with frame 0 dropped (off by one), the caller dropped, a frame moved to another object, a frame misnamed or emptied: stackcmp fails on each, naming it; the trace untouched passes" {
 	us_requires func
 	pc_probecheck_only "planted stack bugs on probecheck's trace"
+	us_host_only
 	local t=$BATS_TEST_TMPDIR/t
 	us_run "$t" O2_fp fs:deep,fs_leaf:entry,fsl:deep run:2 lib:1
 	us_stacks "$t"
