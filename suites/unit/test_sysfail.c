@@ -646,6 +646,12 @@ static void test_pmu_format(void)
 	UNIT_TRUE(strstr(unit_captured, "unexpected format ''") != NULL,
 		  "its message quotes the empty format");
 	UNIT_EQ_INT(lo, -1, "nothing parsed from it");
+	/* The PMU's type file that fails to read: its error, never a type
+	 * parsed from what the buffer held. */
+	fail_read_of("/uprobe/type", EIO);
+	UNIT_EQ_INT(uprobe_pmu_type(), -EIO, "uprobe_pmu_type, the type file's read failing: -EIO");
+	UNIT_TRUE(plan.hit, "the planned read failure happened");
+	plan.call = NULL;
 }
 
 /*
