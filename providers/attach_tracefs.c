@@ -111,11 +111,12 @@ void tfs_event_name(uint64_t dev, uint64_t ino, uint64_t off, int ret,
 int tfs_item_check(const struct tracer_id *owner, const char *name)
 {
 	char group[TFS_NAME_MAX], canon[TFS_NAME_MAX];
-	unsigned long long dev, ino, off;
+	/* Set, so that nothing below reads what a failed scan left. */
+	unsigned long long dev = 0, ino = 0, off = 0;
 	const char *event;
 	unsigned seq = 0;
 	size_t glen;
-	char kind;
+	char kind = 0;
 	int used = 0, used2 = 0;
 
 	tfs_group_name(owner, group, sizeof(group));
