@@ -5,6 +5,7 @@
  * one object is mapped once per check, however many of its sites are read
  * and whatever path names it (its device and inode decide).
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,9 +79,37 @@ static void test_own_int3(void)
 	unlink(path);
 }
 
+/* A site past the end of its file (the file cut since its notes were
+ * read): refused with that reason, never a read error. */
+static void test_site_past_end(void)
+{
+	char path[] = "/tmp/pc-install.XXXXXX";
+	unsigned char bytes[64];
+	struct site_set ss = { 0 };
+	int fd = mkstemp(path), rc;
+
+	if (fd < 0) {
+		UNIT_TRUE(0, "mkstemp");
+		return;
+	}
+	memset(bytes, 0x90, sizeof(bytes));
+	UNIT_TRUE(write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "write the object");
+	close(fd);
+	add(&ss, path, sizeof(bytes));
+	unit_capture(1);
+	rc = install_check_here(&ss, 0, NULL);
+	unit_capture(0);
+	UNIT_EQ_INT(rc, -EINVAL, "a site at the file's size: -EINVAL");
+	UNIT_TRUE(strstr(unit_captured, "offset 0x40 beyond the file") != NULL,
+		  "its message says the offset is beyond the file");
+	site_set_free(&ss);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_one_mapping_per_object();
 	test_own_int3();
+	test_site_past_end();
 	return unit_done();
 }
