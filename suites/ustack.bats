@@ -71,7 +71,8 @@ us_probe() {
 }
 
 # us_run OUT VARIANT PROBES STEPS...: fx_stack_VARIANT (O0_fp, O2_fp,
-# O0_nofp, O2_nofp) runs STEPS ("lib" in a step is its library) traced
+# O0_nofp, O2_nofp) runs STEPS ("lib" in a step is its library; "mid":
+# held there until the tracer printed every event so far, us_settle) traced
 # with --json --args 2 --ustack${US_DEPTH:+=US_DEPTH} at PROBES (comma
 # list of oracle names).  US_TARGET: p (default: -p, the fixture held at
 # a fifo until attached), follow (-p --follow), c (-c), a (-a, stopped by
@@ -82,7 +83,7 @@ us_probe() {
 # exit 0 and the tracer end 0.
 us_run() {
 	local out=$1 variant=$2 names=$3 bin lib n pid st=0 t=${US_TARGET:-p}
-	local go done=$1.done fin ready=$1.ready name
+	local go done=$1.done fin ready=$1.ready name mid='' gomid
 	local -a probes=() steps=() only=() opts=()
 	shift 3
 	bin=$(us_file "fx_stack_$variant") && lib=$(us_file "libfxstack_$variant.so") || return 1
@@ -91,6 +92,11 @@ us_run() {
 		only+=(--only "$name")
 	done
 	for name in "$@"; do
+		if [[ $name == mid ]]; then
+			mid=$1.mid gomid=$(pc_fifo "mid.${out##*/}")
+			steps+=("ready:$mid" "wait:$gomid")
+			continue
+		fi
 		steps+=("${name//lib:/lib:$lib:}")
 	done
 	fin=$(pc_fifo "fin.${out##*/}")
@@ -111,6 +117,7 @@ us_run() {
 		esac
 		pc_fifo_write "$go" go
 	fi
+	[[ -z $mid ]] || us_settle "$out" "$names" "$mid" "$gomid"
 	pc_wait_file "$done"
 	n=$(pc_count_events "$out.o" ${names//,/ }) || return 1
 	# The ring's events reach the tracer's stdout asynchronously: the
@@ -130,6 +137,21 @@ us_run() {
 		if [[ $t == a ]]; then pc_trace_stop INT; else pc_trace_wait; fi
 	fi
 	((PC_TRACE_STATUS == 0)) || { fail "tracer exit status $PC_TRACE_STATUS: $(tail -n 3 "$out.err")"; return 1; }
+}
+
+# us_settle OUT NAMES MID GO: the fixture at its "mid" step (MID written):
+# once the tracer has printed every event logged so far, it goes on (GO).
+# What it does next (a dlopen) then comes after the tracer has read, and
+# symbolized, the events before it: the same order in every run.
+us_settle() {
+	local n
+	pc_wait_file "$3"
+	n=$(pc_count_events "$1.o" ${2//,/ }) || return 1
+	if pc_tracer_claim live; then
+		pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$1" "$n" ||
+			pc_log "us_settle: $(wc -l <"$1") of $n events before the wait ended"
+	fi
+	pc_fifo_write "$4" go
 }
 
 # us_stacks_only ORACLE TRACE [--short-ok]: stackcmp's verdict alone (a
@@ -279,7 +301,9 @@ us_stacks() {
 	us_requires
 	local v t=$BATS_TEST_TMPDIR/t
 	for v in $(us_builds nofp); do
-		us_run "$t.$v" "$v" "fs:deep,fsl:deep$(us_funcs ,fs_leaf:entry,fs_leaf:return)" run:3 thread:1 lib:1
+		# The library loaded once the executable's events are printed:
+		# a symbolizer must then see a mapping it did not know.
+		us_run "$t.$v" "$v" "fs:deep,fsl:deep$(us_funcs ,fs_leaf:entry,fs_leaf:return)" run:3 thread:1 mid lib:1
 		us_stacks "$t.$v" --short-ok
 		pc_log "$v: $(tail -n 1 <<<"$US_CMP")"
 	done
