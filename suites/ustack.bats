@@ -93,7 +93,7 @@ us_run() {
 	done
 	for name in "$@"; do
 		if [[ $name == mid ]]; then
-			mid=$1.mid gomid=$(pc_fifo "mid.${out##*/}")
+			mid=$out.mid gomid=$(pc_fifo "mid.${out##*/}")
 			steps+=("ready:$mid" "wait:$gomid")
 			continue
 		fi
