@@ -82,7 +82,7 @@ us_probe() {
 # process.  Oracle OUT.o, trace OUT, stderr OUT.err; the fixture must
 # exit 0 and the tracer end 0.
 us_run() {
-	local out=$1 variant=$2 names=$3 bin lib n pid st=0 t=${US_TARGET:-p}
+	local out=$1 variant=$2 names=$3 bin lib pid st=0 t=${US_TARGET:-p}
 	local go done=$1.done fin ready=$1.ready name mid='' gomid
 	local -a probes=() steps=() only=() opts=()
 	shift 3
@@ -119,15 +119,7 @@ us_run() {
 	fi
 	[[ -z $mid ]] || us_settle "$out" "$names" "$mid" "$gomid"
 	pc_wait_file "$done"
-	n=$(pc_count_events "$out.o" ${names//,/ }) || return 1
-	# The ring's events reach the tracer's stdout asynchronously: the
-	# fixture is released once all of them are there (or the wait ends
-	# and the comparison names what is missing).  A tracer that prints
-	# only at its end (not live) is not waited for.
-	if pc_tracer_claim live; then
-		pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$out" "$n" ||
-			pc_log "us_run: $(wc -l <"$out") of $n events before the wait ended"
-	fi
+	us_printed "$out" "$names" || return 1
 	pc_fifo_write "$fin" go
 	if [[ $t == c ]]; then
 		pc_trace_wait
@@ -139,18 +131,26 @@ us_run() {
 	((PC_TRACE_STATUS == 0)) || { fail "tracer exit status $PC_TRACE_STATUS: $(tail -n 3 "$out.err")"; return 1; }
 }
 
-# us_settle OUT NAMES MID GO: the fixture at its "mid" step (MID written):
-# once the tracer has printed every event logged so far, it goes on (GO).
-# What it does next (a dlopen) then comes after the tracer has read, and
-# symbolized, the events before it: the same order in every run.
-us_settle() {
+# us_printed OUT NAMES: wait until the tracer has printed as many events
+# at NAMES as the fixture has logged so far (OUT.o).  The ring's events
+# reach its stdout asynchronously; a wait that ends leaves the comparison
+# to name what is missing.  A tracer that prints only at its end (not
+# live) is not waited for.
+us_printed() {
 	local n
-	pc_wait_file "$3"
 	n=$(pc_count_events "$1.o" ${2//,/ }) || return 1
-	if pc_tracer_claim live; then
-		pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$1" "$n" ||
-			pc_log "us_settle: $(wc -l <"$1") of $n events before the wait ended"
-	fi
+	pc_tracer_claim live || return 0
+	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$1" "$n" ||
+		pc_log "us_printed: $(wc -l <"$1") of $n events before the wait ended"
+}
+
+# us_settle OUT NAMES MID GO: the fixture at its "mid" step (MID written)
+# goes on (GO) once the tracer has printed every event logged so far:
+# what it does next (a dlopen) then comes after the tracer has read, and
+# symbolized, the events before it, in every run.
+us_settle() {
+	pc_wait_file "$3"
+	us_printed "$1" "$2" || return 1
 	pc_fifo_write "$4" go
 }
 

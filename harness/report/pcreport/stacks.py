@@ -123,21 +123,21 @@ def kernel_tap(kdir):
 def lines(rows):
     """ROWS: [(label, {column: (cell, evidence)})]; the section's lines
     (none when no row ran the suite)."""
+    rows = [(label, cells) for label, cells in rows if cells]
+    if not rows:
+        return []       # no run of the ustack suite: no section
     out = ["## User stacks", "",
            "Each case of `suites/ustack.bats`, stacks compared frame by frame with the fixture's own "
            "call chain (`harness/tools/stackcmp`): `exact` · `short` (stopped early without frame "
            "pointers: allowed) · `K9`/`K10` wrong frames of a listed kernel finding · `wrong` a frame "
            "in the wrong place · `unres` frames left unresolved · `fail` the test failed otherwise · "
            "`-` not run.", ""]
-    rows = [(label, cells) for label, cells in rows if cells]
-    if not rows:
-        return []       # no run of the ustack suite: no section
     out += ["| run | " + " | ".join(c for _, c in CASES) + " |", "|---|" + "---|" * len(CASES)]
     ev = []
     for label, cells in rows:
+        shown = [cells.get(c, ("-",))[0] for _, c in CASES]
         out.append(f"| {label} | " + " | ".join(
-            (f"**{cells[c][0]}**" if cells.get(c, ("-",))[0] not in ("exact", "short", "-")
-             else cells.get(c, ("-",))[0]) for _, c in CASES) + " |")
+            v if v in ("exact", "short", "-") else f"**{v}**" for v in shown) + " |")
         ev += [f"- {label} · {c}: {esc(cells[c][1][:150])}" for _, c in CASES
                if c in cells and cells[c][1]]
     out.append("")

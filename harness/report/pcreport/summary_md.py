@@ -274,9 +274,10 @@ def write(results, run, wall, issues, matrices, root):
             older.append((relp(m), c))
         elif cols == "tracers":
             try:
-                confs.append((relp(m),) + tracer_counts(m, issues) + (c,))
+                counts, fails = tracer_counts(m, issues)
+                confs.append((relp(m), counts, fails, c))
                 tracer_stacks += [(f"tracer {t['name']}", S.row(os.path.join(m, t["name"], "ustack.tap"), issues))
-                                  for t in T.load_tracers(m)]
+                                  for t, _ in counts]
             except ReportError as e:
                 broken.append((relp(m), e))
         else:
