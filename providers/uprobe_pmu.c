@@ -48,8 +48,17 @@ int uprobe_pmu_type(void)
 {
 	char buf[32];
 	int err = read_small_file(UPROBE_PMU_TYPE_PATH, buf, sizeof(buf));
+	int type;
 
-	return err ? err : atoi(buf);
+	if (err)
+		return err;
+	/* Type 0 is PERF_TYPE_HARDWARE: an empty or garbled file must not
+	 * turn the uprobe into a hardware event. */
+	if (sscanf(buf, "%d", &type) != 1 || type <= 0) {
+		pc_err("uprobe: %s: unexpected type '%s'", UPROBE_PMU_TYPE_PATH, buf);
+		return -EINVAL;
+	}
+	return type;
 }
 
 /* "config:32-63" or "config:0" -> lowest bit; -ENOENT if absent. */

@@ -38,7 +38,7 @@ static void stderr_catch(void)
 {
 	fflush(stderr);
 	(void)!ftruncate(err_fd, 0);
-	saved_fd = dup(2);
+	saved_fd = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	dup2(err_fd, 2);
 }
 

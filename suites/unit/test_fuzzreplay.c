@@ -46,8 +46,8 @@ static void silence(int on)
 	fflush(stdout);
 	fflush(stderr);
 	if (on) {
-		saved_out = dup(1);
-		saved_err = dup(2);
+		saved_out = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
 		null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		dup2(null, 1);
 		dup2(null, 2);

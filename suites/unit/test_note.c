@@ -49,7 +49,7 @@ static void cap_begin(void)
 {
 	fflush(stderr);
 	cap_fd = open(tpath("stderr"), O_RDWR | O_CREAT | O_TRUNC, 0600);
-	cap_saved = dup(2);
+	cap_saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
 	dup2(cap_fd, 2);
 }
 

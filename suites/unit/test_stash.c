@@ -162,11 +162,9 @@ static void test_records(void)
 		int saved, rc;
 
 		unit_quiet(1);
-		saved = dup(0);
-		close(0);
+		saved = unit_fd0_free();
 		rc = stash_record_write(&id, items, 1);
-		dup2(saved, 0);
-		close(saved);
+		unit_fd0_back(saved);
 		unit_quiet(0);
 		UNIT_EQ_INT(rc, 0, "written with fd 0 free (the directory opened there)");
 		UNIT_EQ_STR(slurp(path) ? "present" : "gone", "present", "... and there");

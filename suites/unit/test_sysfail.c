@@ -567,14 +567,12 @@ static void test_pmu_fd0(void)
 	UNIT_EQ_INT(procmaps_self_offset((const void *)test_pmu_fd0, &off), 0,
 		    "the file offset of one of our own functions");
 	unit_quiet(1);
-	saved = dup(0);
-	close(0);
+	saved = unit_fd0_free();
 	errno = EAGAIN;
 	fd = uprobe_pmu_open("/proc/self/exe", off, 0, 0, getpid());
 	if (fd >= 0)
 		close(fd);
-	dup2(saved, 0);
-	close(saved);
+	unit_fd0_back(saved);
 	unit_quiet(0);
 	UNIT_EQ_INT(fd, 0, "uprobe_pmu_open with fd 0 free and errno EAGAIN left from before: the event, at fd 0");
 }
@@ -651,7 +649,15 @@ static void test_pmu_format(void)
 	fail_read_of("/uprobe/type", EIO);
 	UNIT_EQ_INT(uprobe_pmu_type(), -EIO, "uprobe_pmu_type, the type file's read failing: -EIO");
 	UNIT_TRUE(plan.hit, "the planned read failure happened");
+	plan.call = NULL;	/* ... or that reads empty: refused, never type 0 (a hardware event). */
+	fail_read_of("/uprobe/type", 0);
+	unit_capture(1);
+	UNIT_EQ_INT(uprobe_pmu_type(), -EINVAL, "uprobe_pmu_type, the type file empty: -EINVAL");
+	unit_capture(0);
+	UNIT_TRUE(plan.hit, "the planned empty read happened");
 	plan.call = NULL;
+	UNIT_TRUE(strstr(unit_captured, "unexpected type ''") != NULL,
+		  "its message quotes the empty type");
 }
 
 /*
@@ -728,8 +734,7 @@ static void test_install_fstat_fd0(void)
 
 	unit_site_add(&ss, "/proc/self/exe", 0x40);
 	unit_quiet(1);          /* first: its dup of stderr must not take 0 */
-	saved = fcntl(0, F_DUPFD_CLOEXEC, 3);
-	close(0);
+	saved = unit_fd0_free();
 	fail_call("fstat", 0, ENOMEM);
 	rc = install_check_here(&ss, 0, NULL);
 	unit_quiet(0);
@@ -737,10 +742,7 @@ static void test_install_fstat_fd0(void)
 	plan.call = NULL;
 	UNIT_EQ_INT(rc, -ENOMEM, "install check, fstat failing: -ENOMEM");
 	UNIT_TRUE(fcntl(0, F_GETFD) < 0, "its descriptor (0) closed");
-	if (saved >= 0) {
-		dup2(saved, 0);
-		close(saved);
-	}
+	unit_fd0_back(saved);
 	site_set_free(&ss);
 }
 

@@ -64,7 +64,7 @@ static inline void unit_quiet(int on)
 
 	fflush(stderr);
 	if (on && unit_saved_stderr < 0) {
-		unit_saved_stderr = dup(2);
+		unit_saved_stderr = fcntl(2, F_DUPFD_CLOEXEC, 3);
 		null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, 2);
@@ -97,7 +97,7 @@ static inline void unit_capture(int on)
 		if (unit_capture_fd < 0)
 			return;
 		unlink(path);
-		unit_capture_saved = dup(2);
+		unit_capture_saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
 		dup2(unit_capture_fd, 2);
 	} else if (!on && unit_capture_fd >= 0) {
 		dup2(unit_capture_saved, 2);
@@ -106,6 +106,28 @@ static inline void unit_capture(int on)
 		unit_captured[n > 0 ? n : 0] = '\0';
 		close(unit_capture_fd);
 		unit_capture_fd = unit_capture_saved = -1;
+	}
+}
+
+/* Descriptor 0 made free for the code under test (run-unit closes stdin,
+ * a test run by hand has it open): what unit_fd0_back takes to restore.
+ * Saved copies of the standard descriptors go above 2 (F_DUPFD), never
+ * into the 0 a test means the code to get. */
+static inline int unit_fd0_free(void)
+{
+	int saved = fcntl(0, F_DUPFD_CLOEXEC, 3);
+
+	close(0);
+	return saved;
+}
+
+static inline void unit_fd0_back(int saved)
+{
+	if (saved >= 0) {
+		dup2(saved, 0);
+		close(saved);
+	} else {
+		close(0);
 	}
 }
 
