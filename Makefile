@@ -393,6 +393,14 @@ mutate:
 # the sample could not be run (the unmutated copy fails, a bad usage).
 HELDOUT_MUTANTS ?= 10
 HELDOUT_S       ?= 150
+# Which public functions of providers/ can fail and which failure-injection
+# test runs each (harness/run/injection-map; a gcov build in $(O)-inj):
+# exit 1 on a function no test injects that ci/injection-exempt does not
+# list with its reason.
+.PHONY: injection
+injection:
+	$(Q)./harness/run/injection-map --build $(ABS_O)-inj --out $(ABS_O)-inj/injection.tsv
+
 HELDOUT_SEED    ?= heldout-$(shell git rev-parse --short=12 HEAD 2>/dev/null || echo none)
 .PHONY: mutate-heldout
 mutate-heldout:
@@ -491,6 +499,7 @@ help:
 	@echo '  sanitize     unit tests and the C_SUITES on an ASan+UBSan build ($(O)-san): 0 reports; into RESULTS.md'
 	@echo '  covsan       coverage and sanitize in one pass (gcov + ASan+UBSan build, $(O)-covsan), as CI runs them; into RESULTS.md'
 	@echo '  mutate-heldout  CI'"'"'s held-out sample: HELDOUT_MUTANTS (10) mutants, seed from the commit; into RESULTS.md'
+	@echo '  injection    which public functions of providers/ can fail, and which injection test runs each'
 	@echo '  mutate       mutation testing of providers/: MUTANTS (100) mutants, unit tests + mapped suites, MUTATE_S (240) s each; score, survivors; into RESULTS.md'
 	@echo '  matrix       the suites on every kernel of ci/kernels (qemu guests); RESULTS.md'
 	@echo '  bench        cost per hit (x syscall), attach/detach per site, events/s, per path and kind; BENCH_KERNELS= in guests'

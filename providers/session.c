@@ -46,6 +46,7 @@ struct pc_session {
 	void *ps_ctx;
 	session_ctl_fn ps_ctl;
 	void *ps_ctl_ctx;
+	int ps_counter_err;             /* first counter read that failed */
 };
 /* Delivered events per site, for -v; an event whose count cannot be
  * stored only misses from that breakdown (the total is ps_delivered). */
@@ -395,22 +396,45 @@ int session_drain(struct pc_session *s)
 	return ring_buffer__consume(s->ps_ring);
 }
 
+/* A count that cannot be read is not 0: the first failure is said once
+ * and kept (session_counters_err), and the summary says the counts are
+ * unknown instead of printing zeros. */
+static void counter_failed(struct pc_session *s, const char *what, int err)
+{
+	if (s->ps_counter_err)
+		return;
+	s->ps_counter_err = err;
+	pc_err("session: %s cannot be read: %s; the counts are unknown", what,
+	       pc_strerror(-err));
+}
+
 static uint64_t counter_sum(struct pc_session *s, __u32 key)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t sum = 0, *v;
 
-	if (ncpu <= 0)
+	if (ncpu <= 0) {
+		counter_failed(s, "the number of CPUs", ncpu < 0 ? ncpu : -EINVAL);
 		return 0;
+	}
 	v = calloc(ncpu, sizeof(*v));
-	if (!v)
+	if (!v) {
+		counter_failed(s, "pc_counters", -ENOMEM);
 		return 0;
+	}
 	if (!bpf_map__lookup_elem(s->ps_skel->maps.pc_counters, &key,
 				  sizeof(key), v, ncpu * sizeof(*v), 0))
 		for (int i = 0; i < ncpu; i++)
 			sum += v[i];
+	else
+		counter_failed(s, "pc_counters", -errno);
 	free(v);
 	return sum;
+}
+
+int session_counters_err(const struct pc_session *s)
+{
+	return s->ps_counter_err;
 }
 
 uint64_t session_counter(struct pc_session *s, unsigned which)
@@ -446,24 +470,28 @@ int session_site_counts(struct pc_session *s, __u32 id,
  * or for a program not loaded).  Uprobe programs are never skipped so;
  * tracepoint programs are (K6).
  */
-static uint64_t prog_misses(const struct bpf_program *prog)
+static uint64_t prog_misses(struct pc_session *s, const struct bpf_program *prog)
 {
 	struct bpf_prog_info info;
 	__u32 len = sizeof(info);
 	int fd = bpf_program__fd(prog);
 
 	memset(&info, 0, sizeof(info));
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+	if (fd < 0)
 		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		counter_failed(s, "a program's recursion_misses", -errno);
+		return 0;
+	}
 	return info.recursion_misses;
 }
 
 void session_skipped(struct pc_session *s, struct session_skipped *k)
 {
-	k->sk_fork = prog_misses(s->ps_skel->progs.pc_fork);
-	k->sk_exit = prog_misses(s->ps_skel->progs.pc_exit);
-	k->sk_exec = prog_misses(s->ps_skel->progs.pc_exec);
-	k->sk_exec_seen = prog_misses(s->ps_skel->progs.pc_exec_seen);
+	k->sk_fork = prog_misses(s, s->ps_skel->progs.pc_fork);
+	k->sk_exit = prog_misses(s, s->ps_skel->progs.pc_exit);
+	k->sk_exec = prog_misses(s, s->ps_skel->progs.pc_exec);
+	k->sk_exec_seen = prog_misses(s, s->ps_skel->progs.pc_exec_seen);
 	k->sk_emul_fork = counter_sum(s, PC_CNT_SKIP_FORK);
 	k->sk_emul_exit = counter_sum(s, PC_CNT_SKIP_EXIT);
 }

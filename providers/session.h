@@ -92,6 +92,10 @@ void session_counts(struct pc_session *s, uint64_t *hits, uint64_t *drops,
 		    uint64_t *delivered);
 /* One pc_counters entry (enum pc_counter), summed over CPUs. */
 uint64_t session_counter(struct pc_session *s, unsigned which);
+/* 0, or the -errno of the first counter (session_counter, session_counts,
+ * session_skipped) that could not be read, said once with pc_err: the
+ * counts given since are not the kernel's. */
+int  session_counters_err(const struct pc_session *s);
 /* One site's counts (pc_bpf.h): seen, hits, and delivered here. */
 struct session_site_count {
 	uint64_t sc_seen, sc_hits, sc_delivered;

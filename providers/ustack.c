@@ -75,9 +75,9 @@ void ustack_syms_free(struct ustack_syms *z)
 	free(z);
 }
 
-/* NT_GNU_BUILD_ID's bytes in hex, or NULL (none, or no memory: a frame
- * then only lacks its build ID). */
-static char *build_id_hex(struct elf_obj *eo)
+/* NT_GNU_BUILD_ID's bytes in hex into *out, NULL if the object has none;
+ * 0 or -ENOMEM (a frame must not say "no build ID" for want of memory). */
+static int build_id_hex(struct elf_obj *eo, char **out)
 {
 	Elf_Scn *scn;
 	GElf_Shdr sh;
@@ -90,14 +90,15 @@ static char *build_id_hex(struct elf_obj *eo)
 	    !(d = elf_getdata(scn, NULL)) ||
 	    !gelf_getnote(d, 0, &nh, &name_off, &desc_off) ||
 	    nh.n_type != NT_GNU_BUILD_ID || !nh.n_descsz || nh.n_descsz > 64)
-		return NULL;
+		return *out = NULL, 0;
 	hex = malloc(2 * nh.n_descsz + 1);
 	if (!hex)
-		return NULL;
+		return -ENOMEM;
 	for (size_t i = 0; i < nh.n_descsz; i++)
 		sprintf(hex + 2 * i, "%02x",
 			((const unsigned char *)d->d_buf)[desc_off + i]);
-	return hex;
+	*out = hex;
+	return 0;
 }
 
 /* The object @po names, read once per file. */
@@ -105,6 +106,7 @@ static int obj_get(struct ustack_syms *z, const struct pm_object *po,
 		   struct us_obj **out)
 {
 	struct us_obj *o, **v;
+	int err;
 
 	for (size_t i = 0; i < z->uz_nobj; i++)
 		if (z->uz_obj[i]->uo_dev == po->po_dev &&
@@ -121,11 +123,18 @@ static int obj_get(struct ustack_syms *z, const struct pm_object *po,
 	}
 	o->uo_dev = po->po_dev;
 	o->uo_ino = po->po_ino;
-	if (!elf_obj_open(po->po_open_path, ELF_QUIET, &o->uo_eo)) {
-		/* Without its symbols the object still names its frames. */
-		if (func_syms_read(o->uo_eo, &o->uo_syms))
+	/* Not ELF, or no symbol table: the object still names its frames.
+	 * Out of memory: nothing is kept, so that a later frame reads it
+	 * again instead of naming no function for good. */
+	err = elf_obj_open(po->po_open_path, ELF_QUIET, &o->uo_eo);
+	if (!err && (err = func_syms_read(o->uo_eo, &o->uo_syms)) != -ENOMEM) {
+		if (err)
 			func_syms_free(&o->uo_syms);
-		o->uo_build_id = build_id_hex(o->uo_eo);
+		err = build_id_hex(o->uo_eo, &o->uo_build_id);
+	}
+	if (err == -ENOMEM) {
+		obj_free(o);
+		return err;
 	}
 	z->uz_obj[z->uz_nobj++] = o;
 	*out = o;

@@ -98,6 +98,40 @@ deny() {
 		fail "site or reason not named: $stderr"
 }
 
+@test "features.no-bpf: the bpf syscall refused (BPF_MAP_CREATE: EPERM, as without CAP_BPF): features says bpf=0 with the reason, a trace fails saying the program cannot load (exit 1), nothing left" {
+	requires bpf
+	local -a PC_WRAP
+	local fx
+	deny -e EPERM bpf:MAP_CREATE
+	run -0 pc features
+	assert_line bpf=0
+	assert_line 'bpf_why=bpf syscall refused (BPF_MAP_CREATE of an array map: Operation not permitted; CONFIG_BPF_SYSCALL, root or CAP_BPF)'
+	fx=$(fx_bin gcc_O2_pie)
+	run -1 --separate-stderr pc trace -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
+	assert_output ''
+	[[ $stderr == *"probecheck: bpf: cannot load the BPF program: Operation not permitted"* ]] ||
+		fail "the refusal not said: $stderr"
+}
+
+@test "features.counters-unreadable: the kernel refusing map lookups (BPF_MAP_LOOKUP_ELEM: EPERM): events still printed, the summary says its counts are unknown with the reason and exits 1, never zeros that read as nothing dropped" {
+	requires bpf
+	local -a PC_WRAP
+	local fx
+	deny -e EPERM bpf:MAP_LOOKUP_ELEM
+	fx=$(fx_bin gcc_O2_pie)
+	for n in 2 0; do
+		run -1 --separate-stderr pc trace -c "$fx fire:fx:a1:$n" "usdt:$fx:fx:a1"
+		# The tracer's text lines, not the fixture's own JSON ones.
+		(($(grep -cE '^[0-9]+ [0-9]+ [0-9]+ [0-9]+ fx:a1 ' <<<"$output") == n)) ||
+			fail "$n fires: not $n events: $output"
+		assert_equal "$(grep -c 'counts are unknown' <<<"$stderr")" 1
+		[[ $stderr == *"session: pc_counters cannot be read: Operation not permitted; the counts are unknown"* ]] ||
+			fail "$n fires: the reason not given: $stderr"
+		[[ $stderr == *"summary: delivered=$n dropped=unknown hits=unknown"* ]] ||
+			fail "$n fires: the summary does not say its counts are unknown: $stderr"
+	done
+}
+
 @test "features.no-uprobe-pmu: no uprobe PMU (sysfs hidden in a mount namespace, as before 4.17): features says so, --attach=perf fails with the same reason, naming the file, auto still traces exactly" {
 	requires bpf cmd:unshare
 	local fx o t

@@ -6,8 +6,11 @@
  * 18446744073709551615 and -8@... prints -1.  An operand the tracer could
  * not read prints as null (JSON) or '?' (text), in its own position.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli.h"
 #include "log.h"
 #include "trace.h"
@@ -44,13 +47,18 @@ static void json_str_or_null(FILE *f, const char *s)
 }
 
 /* One frame: JSON {"addr":"0x..","obj":..,"sym":..,"off":N,"build_id":..}
- * (null where not resolved, off only with sym), or text ADDR[:SYM+OFF]. */
-static void print_frame(FILE *f, const struct ustack_frame *uf, int json)
+ * (null where not resolved, off only with sym), or text ADDR[:SYM+OFF].
+ * A frame the symbolizer could not read for (@err: out of memory, not a
+ * process gone) says why ("error"; text: ADDR:?ERRNO), so that its nulls
+ * do not read as "nothing holds this address". */
+static void print_frame(FILE *f, const struct ustack_frame *uf, int json, int err)
 {
 	if (!json) {
 		fprintf(f, " 0x%" PRIx64, uf->uf_addr);
 		if (uf->uf_sym)
 			fprintf(f, ":%s+0x%" PRIx64, uf->uf_sym, uf->uf_off);
+		else if (err)
+			fprintf(f, ":?%s", strerrorname_np(-err) ?: "error");
 		return;
 	}
 	fprintf(f, "{\"addr\":\"0x%" PRIx64 "\",\"obj\":", uf->uf_addr);
@@ -61,6 +69,8 @@ static void print_frame(FILE *f, const struct ustack_frame *uf, int json)
 		fprintf(f, ",\"off\":%" PRIu64, uf->uf_off);
 	fputs(",\"build_id\":", f);
 	json_str_or_null(f, uf->uf_build_id);
+	if (err)
+		fprintf(f, ",\"error\":\"%s\"", pc_strerror(-err));
 	fputc('}', f);
 }
 
@@ -77,13 +87,15 @@ static void print_stack(FILE *f, const struct trace_out *t,
 	fputs(t->tr_json ? ",\"ustack\":[" : " |", f);
 	for (int i = 0; i < n; i++) {
 		struct ustack_frame uf = { .uf_addr = stk->pu_ip[i] };
+		int err;
 
-		/* -ESRCH: gone before its first event was read; -ENOMEM:
-		 * the frame goes out unresolved rather than not at all. */
-		ustack_resolve(t->tr_syms, ev->pe_pid, stk->pu_ip[i], &uf);
+		/* -ESRCH: gone before its first event was read (its frames
+		 * null: nothing maps them now).  Another error: the frame
+		 * goes out unresolved, with it, rather than not at all. */
+		err = ustack_resolve(t->tr_syms, ev->pe_pid, stk->pu_ip[i], &uf);
 		if (t->tr_json && i)
 			fputc(',', f);
-		print_frame(f, &uf, t->tr_json);
+		print_frame(f, &uf, t->tr_json, err == -ESRCH ? 0 : err);
 	}
 	if (t->tr_json)
 		fputc(']', f);

@@ -251,6 +251,12 @@ static int summary(struct pc_session *s, const struct site_set *ss,
 	session_counts(s, &hits, &drops, &delivered);
 	fflush(stdout);
 	fprintf(stderr, "probecheck: attach: %s\n", session_attach_name(s));
+	if (session_counters_err(s)) {
+		/* Zeros would read as "nothing dropped". */
+		fprintf(stderr, "probecheck: summary: delivered=%llu dropped=unknown hits=unknown\n",
+			(unsigned long long)delivered);
+		return -1;
+	}
 	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
 		(unsigned long long)delivered, (unsigned long long)drops,
 		(unsigned long long)hits);
@@ -266,7 +272,9 @@ static int summary(struct pc_session *s, const struct site_set *ss,
 		pc_err("trace: accounting mismatch: delivered + dropped != hits; ring %s", st);
 		bad = -1;
 	}
-	return follow_verdict(fw, seen - hits) ?: bad;
+	bad = follow_verdict(fw, seen - hits) ?: bad;
+	/* The follow verdict's own counters, read just now. */
+	return session_counters_err(s) ? -1 : bad;
 }
 
 /*

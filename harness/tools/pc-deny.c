@@ -6,7 +6,7 @@
  *
  * CALL is bpf or perf_event_open; ARG0 the call's first
  * argument, a number or, for bpf, a command name (PROG_LOAD, LINK_CREATE,
- * MAP_CREATE, ...).  Each listed call fails with ERRNO (a number or EINVAL,
+ * MAP_CREATE, MAP_LOOKUP_ELEM, ...).  Each listed call fails with ERRNO (a number or EINVAL,
  * EPERM, EACCES, ENOSYS, EOPNOTSUPP, E2BIG, ENOENT; default EINVAL) before the kernel sees
  * it; every other call runs.  The filter is seccomp's, inherited by
  * children and kept across exec, so the tracer's feature probes and its
@@ -45,7 +45,8 @@ static const struct name_nr calls[] = {
 static const struct name_nr bpf_cmds[] = {
 	{ "MAP_CREATE", BPF_MAP_CREATE }, { "PROG_LOAD", BPF_PROG_LOAD },
 	{ "LINK_CREATE", BPF_LINK_CREATE }, { "BTF_LOAD", BPF_BTF_LOAD },
-	{ "PROG_ATTACH", BPF_PROG_ATTACH }, { NULL, 0 },
+	{ "PROG_ATTACH", BPF_PROG_ATTACH }, { "MAP_LOOKUP_ELEM", BPF_MAP_LOOKUP_ELEM },
+	{ NULL, 0 },
 };
 
 static const struct name_nr no_names[] = { { NULL, 0 } };
@@ -140,7 +141,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: pc-deny [-e ERRNO] CALL[:ARG0]... -- COMMAND [ARG...]\n"
 		"  CALL: bpf perf_event_open; bpf's ARG0 may be "
-		"PROG_LOAD, LINK_CREATE, MAP_CREATE, BTF_LOAD, PROG_ATTACH\n");
+		"PROG_LOAD, LINK_CREATE, MAP_CREATE, BTF_LOAD, PROG_ATTACH, MAP_LOOKUP_ELEM\n");
 }
 
 int main(int argc, char **argv)

@@ -14,6 +14,7 @@
 #include "nomem.h"
 #include "attach_tracefs.h"
 #include "elf.h"
+#include "ustack.h"
 #include "follow.h"
 #include "note.h"
 #include "procmaps.h"
@@ -409,6 +410,38 @@ static void test_procmaps_parse(void)
 
 #endif
 
+/* A symbolizer made, one of our own functions resolved through it (its
+ * maps, its object, symbols and build ID read), and one address nothing
+ * maps: every allocation of that failing in turn is -ENOMEM. */
+static int ustack_run(void *ctx)
+{
+	struct ustack_syms *z = NULL;
+	struct ustack_frame f;
+	uint64_t pc = (uint64_t)(uintptr_t)ustack_run + 1;
+	int rc;
+
+	(void)ctx;
+	rc = ustack_syms_new(&z);
+	if (!rc)
+		rc = ustack_resolve(z, getpid(), pc, &f);
+	if (!rc && (!f.uf_sym || strcmp(f.uf_sym, "ustack_run") || !f.uf_build_id))
+		rc = -EINVAL;   /* a success must be the whole answer */
+	if (!rc)
+		rc = ustack_resolve(z, getpid(), 0x10, &f);
+	ustack_syms_free(z);
+	return rc;
+}
+
+/* A failure of libelf's own allocations may read as a corrupt object
+ * (procmaps.h): that frame is then unresolved (-EINVAL above); ours must
+ * be -ENOMEM. */
+static void test_ustack_resolve(void)
+{
+	struct sweep sw = { "ustack_resolve", NULL, ustack_run, NULL, NULL, 3, -EINVAL };
+
+	sweep(&sw);
+}
+
 int main(void)
 {
 #ifdef NOMEM_SKIP
@@ -424,6 +457,7 @@ int main(void)
 		test_func_syms_read();
 		test_spec_parse();
 		test_elf_obj_open();
+		test_ustack_resolve();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");

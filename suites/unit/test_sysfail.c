@@ -236,6 +236,28 @@ pid_t waitpid(pid_t pid, int *st, int options)
 	return r;
 }
 
+pid_t fork(void)
+{
+	static pid_t (*real)(void);
+
+	if (planned("fork")) {
+		errno = plan.err;
+		return -1;
+	}
+	if (!real)
+		real = (pid_t (*)(void))dlsym(RTLD_NEXT, "fork");
+	return real();
+}
+
+ssize_t readlink(const char *path, char *buf, size_t n)
+{
+	if (planned("readlink")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_readlink, path, buf, n);
+}
+
 int pipe2(int fds[2], int flags)
 {
 	if (planned("pipe2")) {
@@ -746,6 +768,31 @@ static void test_install_fstat_fd0(void)
 	site_set_free(&ss);
 }
 
+/* The x86 probes' children and our own path: a fork the system refuses
+ * (EAGAIN: out of processes), a child that cannot be waited for, and a
+ * /proc/self/exe that cannot be read are each the probe's error, never
+ * a capability decided from nothing. */
+static void test_x86_probes_fail(void)
+{
+	char why[256];
+
+	fail_call("fork", 0, EAGAIN);
+	UNIT_EQ_INT(feature_probe_x86_syscall(FEATURE_URETPROBE_SYSCALL, why, sizeof(why)), -EAGAIN,
+		    "uretprobe_syscall, fork failing: -EAGAIN");
+	UNIT_TRUE(plan.hit, "the planned fork failure happened");
+	fail_call("waitpid", 0, ECHILD);
+	UNIT_EQ_INT(feature_probe_x86_syscall(FEATURE_UPROBE_SYSCALL, why, sizeof(why)), -ECHILD,
+		    "uprobe_syscall, its child not waited for: -ECHILD");
+	UNIT_TRUE(plan.hit, "the planned waitpid failure happened");
+	fail_call("readlink", 0, EACCES);
+	UNIT_EQ_INT(feature_probe_x86_insn(FEATURE_PROBE_NOP10, why, sizeof(why)), -EACCES,
+		    "probe_nop10, /proc/self/exe unreadable: -EACCES");
+	UNIT_TRUE(plan.hit, "the planned readlink failure happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(feature_probe_x86_insn(FEATURE_PROBE_DS_PREFIX, why, sizeof(why)) >= 0, 1,
+		    "probe_ds_prefix with nothing failing: an answer");
+}
+
 int main(void)
 {
 	if (calls_are_ours()) {
@@ -763,6 +810,7 @@ int main(void)
 		test_proc_stat_malformed();
 		test_ref_ctr_format();
 		test_pmu_fd0();
+		test_x86_probes_fail();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");

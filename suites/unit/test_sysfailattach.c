@@ -6,8 +6,8 @@
  * call meets each), perf_event_open EMFILE, EACCES and ENOENT (no uprobe
  * PMU), mmap ENOMEM.  For the n-th call of each (n = 0, 1, ... until a
  * session no longer makes that many),
- * session_open, session_attach of a_good on fx_attachfail and
- * session_close run, and then:
+ * session_open, session_attach of a_good on fx_attachfail, the reads of
+ * the counts a trace's summary makes, and session_close run, and then:
  *   - either something failed, with a message on stderr, or the session
  *     worked: a_good's semaphore read 1 while attached (libbpf's own
  *     feature probes may fail and be done without);
@@ -49,6 +49,8 @@ static struct {
 	int err;
 	int hit;
 	int active;
+	int in_counts;          /* read_counts is running */
+	int hit_in_counts;      /* the planned failure was one of its reads */
 } plan;
 
 #define PLAN_MMAP (-1L)
@@ -61,6 +63,7 @@ static int planned(long nr)
 		return 0;
 	plan.active = 0;
 	plan.hit = 1;
+	plan.hit_in_counts = plan.in_counts;
 	return 1;
 }
 
@@ -122,6 +125,21 @@ static int ours_in_uprobe_events(void)
 	return n;
 }
 
+/* The counts a trace's summary reads (trace_run.c): an error (said) when
+ * any of them cannot be read, never zeros taken for counts. */
+static int read_counts(struct pc_session *s)
+{
+	uint64_t hits, drops, delivered;
+	struct session_skipped k;
+
+	plan.in_counts = 1;
+	session_counts(s, &hits, &drops, &delivered);
+	session_skipped(s, &k);
+	(void)session_counter(s, PC_CNT_SEEN);
+	plan.in_counts = 0;
+	return session_counters_err(s);
+}
+
 /*
  * Open a session, attach a_good alone, and close it all, as the CLI does
  * (with --follow when @following); *on: a_good's semaphore while attached
@@ -163,6 +181,8 @@ static int session_cycle(pid_t pid, struct site_set *ss, const struct site *a, i
 		if (pause)
 			pause(0);
 	}
+	if (!rc)
+		rc = read_counts(s);
 	follow_stop(f);
 	session_close(s);
 	follow_close(f);
@@ -201,7 +221,7 @@ static int one_session(pid_t pid, struct site_set *ss, const struct site *a,
 	unit_capture(1);
 	*sema_on = -1;
 	plan.active = 1;
-	plan.hit = 0;
+	plan.hit = plan.hit_in_counts = 0;
 	int rc = session_cycle(pid, ss, a, sema_on, NULL);
 	plan.active = 0;
 	unit_capture(0);
@@ -241,6 +261,9 @@ static void sys_countdown(pid_t pid, struct site_set *ss, const struct site *a,
 			 * after it fails again, says so, and returns its own
 			 * error instead of the first one. */
 			printf("# %s: error %d with %d error lines\n", w, rc, errors_in(msg));
+			bad = 1;
+		} else if (!rc && plan.hit_in_counts) {
+			printf("# %s: a read of the counts failed, yet no error\n", w);
 			bad = 1;
 		} else if (!rc && on != 1) {
 			printf("# %s: no error, yet a_good's semaphore read %d while attached\n", w, on);
