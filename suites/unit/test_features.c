@@ -244,8 +244,30 @@ static void test_auto_choice(void)
 		  "a mode asked for by name: kept");
 }
 
+/* PROBECHECK_FEATURE_FAKE is read once (first here, before anything
+ * asks for the table): a bad key refused once, not at every question,
+ * and a key set later changes nothing. */
+static void test_fake_read_once(void)
+{
+	const char *p;
+	int n = 0;
+
+	setenv("PROBECHECK_FEATURE_FAKE", "Not-a-key", 1);
+	unit_capture(1);
+	UNIT_EQ_INT(feature_count(), FEATURE_FAKE, "a bad fake key: no fake row");
+	UNIT_EQ_INT(feature_count(), FEATURE_FAKE, "... asked again: none");
+	unit_capture(0);
+	for (p = unit_captured; (p = strstr(p, "not a key")); p++)
+		n++;
+	UNIT_EQ_INT(n, 1, "... refused once, not at every question");
+	setenv("PROBECHECK_FEATURE_FAKE", "pc_fake_later", 1);
+	UNIT_EQ_INT(feature_count(), FEATURE_FAKE, "a good key set later: still none (read once)");
+	unsetenv("PROBECHECK_FEATURE_FAKE");
+}
+
 int main(void)
 {
+	test_fake_read_once();
 	test_auto_choice();
 	test_mode_names();
 	test_syscall_rows();

@@ -170,6 +170,40 @@ static const char *mode_missing(void)
 	return mode->ao_caps(why, sizeof(why)) < 0 ? why : NULL;
 }
 
+/* Descriptor 0 free when the site attaches (a tracer started with stdin
+ * closed, used as a library): the mode's perf event or link may be 0,
+ * which is a descriptor, not an error. */
+static void fd0_attach(pid_t pid, struct site_set *ss, const struct site *a)
+{
+	struct session_opts so = { .so_attach = mode };
+	struct pc_session *s = NULL;
+	size_t keep = ss->ss_n;
+	int rc, on = -1, saved, hold;
+
+	/* 0 held while the session opens (its ring's epoll descriptor must
+	 * not be the one freed), free when the site attaches. */
+	saved = unit_fd0_free();
+	hold = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	rc = session_open(&so, &s);
+	if (hold >= 0)
+		close(hold);
+	if (!rc) {
+		ss->ss_n = 1;
+		rc = session_attach(s, ss, pid);
+		on = sema(pid, a);
+		ss->ss_n = keep;
+	}
+	session_close(s);
+	/* Before 0 is given back: closed by the session, not by us. */
+	int clean = sema(pid, a) == 0 && site_clean(pid, a) == 1 && fcntl(0, F_GETFD) < 0;
+
+	unit_fd0_back(saved);
+	UNIT_TRUE(hold == 0 && rc == 0 && on == 1 && clean,
+		  L("with descriptor 0 free at attach: a_good attached, descriptor 0 closed by session_close"));
+	if (rc || on != 1 || !clean)
+		printf("#   rc %d, semaphore %d while attached, clean after %d\n", rc, on, clean);
+}
+
 static void test_mode(pid_t pid, struct site_set *ss, const struct site *a,
 		      const struct site *b)
 {
@@ -183,6 +217,7 @@ static void test_mode(pid_t pid, struct site_set *ss, const struct site *a,
 	test_control(pid, ss, a);
 	test_rollback(pid, ss, a, b);
 	test_batch(pid, ss, a, b);
+	fd0_attach(pid, ss, a);
 }
 
 int main(void)
