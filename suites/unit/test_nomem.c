@@ -425,7 +425,6 @@ static void test_procmaps_parse(void)
 	fclose(f);
 }
 
-#endif
 
 /* A symbolizer made, one of our own functions resolved through it (its
  * maps, its object, symbols and build ID read), and one address nothing
@@ -458,6 +457,8 @@ static void test_ustack_resolve(void)
 
 	sweep(&sw);
 }
+
+#endif
 
 int main(void)
 {
