@@ -284,7 +284,15 @@ static void test_resolve_offsets(void)
 	site_set_free(&ss);
 	UNIT_EQ_INT(resolve("dup", "0x7", 6, &ss), 1, "size from .dynsym (8): 0x7 fits");
 	site_set_free(&ss);
+	/* An offset may be written with all 16 digits of a 64-bit value. */
+	UNIT_EQ_INT(resolve("f_one", "0x000000000000001f", 6, &ss), 1,
+		    "f_one:0x000000000000001f (16 digits): one site");
+	if (ss.ss_n == 1)
+		UNIT_EQ_STR(ss.ss_v[0].st_name, "0x1f", "... named 0x1f");
+	site_set_free(&ss);
 	unit_quiet(1);
+	UNIT_EQ_INT(resolve("f_one", "0x0000000000000001f", 6, &ss), -EINVAL,
+		    "17 digits: -EINVAL (more than 64 bits)");
 	UNIT_EQ_INT(resolve("f_one", "0x20", 6, &ss), -EINVAL, "offset == size: -EINVAL");
 	UNIT_EQ_INT(resolve("f_*", "0x18", 6, &ss), -EINVAL,
 		    "offset beyond one matched function (f_two, 0x10): -EINVAL");
