@@ -510,3 +510,30 @@ probe_sites() {
 	done
 	((${#bad[@]} == 0)) || fail "tagged serial without a '# serial: REASON' line: ${bad[*]}"
 }
+
+@test "structure.mutate-no-twins: mutation candidates: no two on one line are the same program (an OBO x < k+1 beside the ROR x <= k), and every ci/mutants-equivalent entry is a candidate" {
+	cd "$PROBECHECK_ROOT"
+	harness/run/mutate --list >"$BATS_TEST_TMPDIR/cands" || fail "mutate --list failed"
+	python3 - "$BATS_TEST_TMPDIR/cands" ci/mutants-equivalent <<'PY' || fail "see above"
+import re, sys
+seen, ids, bad = {}, set(), 0
+for l in open(sys.argv[1]):
+    if '  =>  ' not in l or not re.match(r'^[0-9a-f]{8} ', l):
+        continue
+    cid, op, loc = l.split()[:3]
+    ids.add(cid)
+    after = re.sub(r'\s+', '', l.split('  =>  ', 1)[1])
+    # integers: x<k+1 is x<=k, x>=k+1 is x>k (both written as constants)
+    canon = re.sub(r'(<|>=)(\d+)(?=[^\d]|$)', lambda m: {'<': '<=', '>=': '>'}[m.group(1)] + str(int(m.group(2)) - 1), after)
+    key = (loc.rsplit(':', 1)[0], canon)
+    if key in seen:
+        print(f"{cid} is the same program as {seen[key]}: {after}")
+        bad = 1
+    seen[key] = cid
+for l in open(sys.argv[2]):
+    if l.strip() and not l.startswith('#') and l.split('\t')[0] not in ids:
+        print(f"ci/mutants-equivalent: {l.split(chr(9))[0]} is not a candidate any more")
+        bad = 1
+sys.exit(bad)
+PY
+}

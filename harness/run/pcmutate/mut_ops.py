@@ -277,8 +277,15 @@ class Gen:
             return
         if c.kind == "num":
             v, fmt = c_int(c.text)
-            self.add("OBO", k, k, fmt(v + 1))
-            if v > 0:
+            # Not the same program twice: on integers `x < k+1` is the ROR
+            # mutant `x <= k`, `x >= k+1` is `x > k`, `x <= k-1` is `x < k`,
+            # `x > k-1` is `x >= k` (mirrored for `k OP x`).
+            op = self.toks[op_i].text
+            if k < op_i:
+                op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
+            if op not in ("<", ">="):
+                self.add("OBO", k, k, fmt(v + 1))
+            if v > 0 and op not in ("<=", ">"):
                 self.add("OBO", k, k, fmt(v - 1))
         elif (c.kind == "ident" and _MACRO.match(c.text) and (nxt is None or nxt.text != "(")
               and self.toks[op_i].text not in ("==", "!=")):
