@@ -47,6 +47,7 @@ static struct {
 	const char *suffix;     /* read: only of a file whose path ends so */
 	int fd;                 /* that file's descriptor, once opened */
 	int fill;               /* read: succeed with as many bytes as asked */
+	const char *text;       /* read: succeed with these bytes */
 } plan;
 
 static void fail_call(const char *call, int after, int err)
@@ -58,6 +59,7 @@ static void fail_call(const char *call, int after, int err)
 	plan.suffix = NULL;
 	plan.fd = -1;
 	plan.fill = 0;
+	plan.text = NULL;
 }
 
 /* A read of the file whose path ends with @suffix fails as planned. */
@@ -146,6 +148,12 @@ ssize_t read(int fd, void *buf, size_t n)
 	if (planned_on("read", fd)) {
 		if (plan.fill)
 			return fill_stat(buf, n);
+		if (plan.text) {
+			size_t k = strlen(plan.text) < n ? strlen(plan.text) : n;
+
+			memcpy(buf, plan.text, k);
+			return (ssize_t)k;
+		}
 		if (!plan.err)
 			return 0;
 		errno = plan.err;
@@ -680,6 +688,18 @@ static void test_pmu_format(void)
 	plan.call = NULL;
 	UNIT_TRUE(strstr(unit_captured, "unexpected type ''") != NULL,
 		  "its message quotes the empty type");
+	/* ... or that says 0 (PERF_TYPE_HARDWARE): refused too. */
+	fail_read_of("/uprobe/type", 0);
+	plan.text = "0\n";
+	unit_capture(1);
+	UNIT_EQ_INT(uprobe_pmu_type(), -EINVAL, "uprobe_pmu_type, the type file says 0: -EINVAL");
+	unit_capture(0);
+	UNIT_TRUE(plan.hit, "the planned read of '0' happened");
+	plan.call = NULL;
+	fail_read_of("/uprobe/type", 0);
+	plan.text = "9\n";
+	UNIT_EQ_INT(uprobe_pmu_type(), 9, "... and one that says 9: type 9");
+	plan.call = NULL;
 }
 
 /*
