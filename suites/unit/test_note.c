@@ -27,6 +27,9 @@
 #include "note.h"
 #include "procmaps.h"
 #include "log.h"
+#include "provider.h"
+#include "site.h"
+#include "target.h"
 
 static char tmpdir[64];
 
@@ -687,6 +690,46 @@ static void test_extended_numbering(void)
 	free(img);
 }
 
+/* A bad operand's reason as the site keeps it: the parser's whole
+ * reason, cut only where the site's buffer ends (an operand naming a
+ * 70-character symbol the object does not have gives a longer one). */
+static void test_bad_reason_cut(void)
+{
+	char args[128] = "-8@", text[PATH_MAX + 32];
+	struct nw_buf nb = { .nb_n = 0 };
+	struct site_set ss = { 0 };
+	struct target tg = { 0 };
+	struct probe_req req;
+	struct nw_elf e;
+	const char *p = tpath("longreason.elf");
+	int n;
+
+	memset(args + 3, 's', 70);
+	strcpy(args + 73, "(%rip)");
+	nw_note_sdt(&nb, 0x401010, 0x400f00, 0, "fx", "p_long", args);
+	exec_layout(&e, &nb, BASE_AT_SECTION);
+	nw_write(&e, p);
+	snprintf(text, sizeof(text), "usdt:%s:fx:p_long", p);
+	if (probe_req_parse(text, &req)) {
+		UNIT_TRUE(0, "usdt:FILE:fx:p_long parsed");
+		return;
+	}
+	unit_quiet(1);
+	n = provider_find("usdt")->pv_resolve(&req, &tg, &ss);
+	unit_quiet(0);
+	UNIT_EQ_INT(n, 1, "a site with a 70-character symbol operand");
+	if (ss.ss_n == 1) {
+		const struct site *st = &ss.ss_v[0];
+
+		UNIT_TRUE(st->st_bad_mask == 1, "... its operand unreadable");
+		UNIT_EQ_INT(strlen(st->st_bad_why), sizeof(st->st_bad_why) - 1,
+			    "... its reason fills the site's buffer, cut only at its end");
+		UNIT_TRUE(!strncmp(st->st_bad_why, "arg 0 '-8@sss", 13), "... and is that operand's");
+	}
+	site_set_free(&ss);
+	probe_req_free(&req);
+}
+
 static void test_notes_exec(void)
 {
 	struct nw_buf nb = { .nb_n = 0 };
@@ -1155,6 +1198,7 @@ int main(void)
 	test_notes_malformed();
 	test_notes_range();
 	test_procmaps_self();
+	test_bad_reason_cut();
 	cleanup_tmpdir();
 	return unit_done();
 }
