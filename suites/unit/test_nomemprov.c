@@ -356,6 +356,7 @@ struct sa_ctx {
 	struct site_set ss;
 	struct pc_session *s;
 	const struct attach_ops *ops;
+	int fds;                /* open before the session */
 };
 
 /* uprobe_events lines of this process's tracefs group. */
@@ -379,6 +380,7 @@ static void sa_prepare(void *ctx)
 	struct sa_ctx *c = ctx;
 	struct session_opts so = { .so_attach = c->ops };
 
+	c->fds = unit_fds();
 	if (session_open(&so, &c->s))
 		c->s = NULL;
 }
@@ -402,13 +404,17 @@ static void sa_after(void *ctx)
 
 	session_close(c->s);
 	c->s = NULL;
+	/* A failed attach closes the perf event it made (the link does not
+	 * own it yet). */
+	if (unit_fds() != c->fds)
+		UNIT_EQ_INT(unit_fds(), c->fds, "session_attach: after close, no descriptor more than before");
 	if (c->ops == &attach_tracefs_ops && tracefs_ours())
 		UNIT_EQ_INT(tracefs_ours(), 0, "session_attach (tracefs): no uprobe_events entry of ours left");
 }
 
 static void test_session_attach(const struct attach_ops *ops, const char *name)
 {
-	struct sa_ctx c = { { 0 }, NULL, ops };
+	struct sa_ctx c = { { 0 }, NULL, ops, 0 };
 	struct sweep sw = { name, sa_prepare, sa_run, sa_after, &c, 1, 0 };
 	uint64_t off;
 
