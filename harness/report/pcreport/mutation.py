@@ -51,6 +51,12 @@ def judge(d, issues, units):
     return None, ""
 
 
+def failed_units(d, issues):
+    """Names of the unit binaries that failed (not timed out) in D."""
+    return [u.name for u in rundir.load(d, issues, units=True).units
+            if not u.ok and u.why != "timed out"]
+
+
 def read(path):
     """The rows of a mutants.tsv, as dicts."""
     text = read_optional(path)

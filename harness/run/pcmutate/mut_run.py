@@ -260,13 +260,18 @@ def run_bounded(cmd, cwd, env, limit, logpath):
         p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
                              stdin=subprocess.DEVNULL, start_new_session=True)
         try:
-            return p.wait(timeout=max(1, limit)), False
+            st = p.wait(timeout=max(1, limit))
         except subprocess.TimeoutExpired:
             _end_session(p)
             return None, True
         except BaseException:       # we are being stopped: so is the check
             _end_session(p)
             raise
+        # What the check left running (a unit binary past run-unit's
+        # end) would hold the build's files: restoring them failed with
+        # "Text file busy" in draw s7-20261128-i.
+        _kill_session(p.pid)
+        return st, False
 
 
 def _end_session(p):
@@ -285,3 +290,38 @@ def _end_session(p):
             break
         time.sleep(0.05)
     p.wait()
+    _kill_session(p.pid)
+
+
+def _session_members(sid):
+    """Pids of live (not zombie) processes of session SID."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue        # gone meanwhile
+        if rest[0] != "Z" and int(rest[3]) == sid:
+            out.append(int(d))
+    return out
+
+
+def _kill_session(sid):
+    """SIGKILL every process of session SID until none is left (10 s at
+    most).  killpg is not enough: timeout(1), which run-unit and the
+    suites run each binary under, puts itself and its child in a process
+    group of their own, inside the session."""
+    for _ in range(200):
+        pids = _session_members(sid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    raise BuildError(f"processes {_session_members(sid)} of a check (session {sid}) survive SIGKILL")
