@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,6 +185,37 @@ static void test_ctl(void)
 static void *many_libs[MANY_LIBS];
 static char many_dir[] = "/tmp/pc-unit-libs.XXXXXX";
 
+/* @n children of ours, each blocked reading a pipe until kids_end closes
+ * its other end (a barrier: they are in /proc once fork returns). */
+static int kids_start(pid_t *v, int n, int *wfd)
+{
+	int fds[2], k = 0;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return 0;
+	for (; k < n; k++) {
+		char c;
+
+		v[k] = fork();
+		if (v[k] == 0) {
+			close(fds[1]);
+			_exit(read(fds[0], &c, 1) == 0 ? 0 : 1);
+		}
+		if (v[k] < 0)
+			break;
+	}
+	close(fds[0]);
+	*wfd = fds[1];
+	return k;
+}
+
+static void kids_end(const pid_t *v, int n, int wfd)
+{
+	close(wfd);
+	for (int k = 0; k < n; k++)
+		waitpid(v[k], NULL, 0);
+}
+
 static int many_libs_load(void)
 {
 	static const char src[] = "/usr/lib/x86_64-linux-gnu/libdl.so.2";
@@ -228,6 +260,16 @@ int main(void)
 		test_start(d, how, gone_pid(), "a root gone since");
 		/* The control: this process, alive, read and searched. */
 		test_start(d, how, getpid(), "a live root");
+	}
+	/* The root and 15 children: the process list exactly full (16),
+	 * so the sanitizer build sees a scan one past its end. */
+	{
+		pid_t kids[15];
+		int wfd = -1, n = kids_start(kids, 15, &wfd);
+
+		UNIT_EQ_INT(n, 15, "15 children started");
+		test_start(1, "--follow", getpid(), "a live root and 15 children (16 processes)");
+		kids_end(kids, n, wfd);
 	}
 	/* Again with 80 more objects, every one new to the scan (the
 	 * sanitizer build sees a list sized short of them). */

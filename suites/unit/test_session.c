@@ -23,6 +23,7 @@
 #include "unit.h"
 #include "attachfail.h"
 #include "attach.h"
+#include "features.h"
 #include "log.h"
 #include "session.h"
 
@@ -220,12 +221,45 @@ static void test_mode(pid_t pid, struct site_set *ss, const struct site *a,
 	fd0_attach(pid, ss, a);
 }
 
+/*
+ * A mode asked for by name and refused: its reason whole, as long as the
+ * registry keeps one (255 characters and its NUL).  In a child, which
+ * decides the multi row with feature_note before anything probes it.
+ */
+static void test_reason_whole(void)
+{
+	char reason[256];
+	int st = -1;
+	pid_t c;
+
+	memset(reason, 'r', sizeof(reason) - 1);
+	memcpy(reason, "no uprobe_multi: ", 17);
+	reason[sizeof(reason) - 1] = 0;
+	c = fork();
+	if (c == 0) {
+		struct session_opts so = { .so_attach = &attach_multi_ops };
+		struct pc_session *s = NULL;
+		int rc;
+
+		feature_note(FEATURE_UPROBE_MULTI, 0, reason);
+		unit_capture(1);
+		rc = session_open(&so, &s);
+		unit_capture(0);
+		_exit(rc != -EOPNOTSUPP ? 1 : strstr(unit_captured, reason) ? 0 : 2);
+	}
+	if (c > 0)
+		waitpid(c, &st, 0);
+	UNIT_EQ_INT(st, 0, "--attach=multi refused with a 255-character reason: -EOPNOTSUPP, "
+		    "the reason whole (exit 1: another error, 2: the reason cut)");
+}
+
 int main(void)
 {
 	struct site_set ss = { 0 };
 	const struct site *a, *b;
 	pid_t pid;
 
+	test_reason_whole();
 	if (fixture_up(&pid, &ss, &a, &b) == 0)
 		for (size_t m = 0; (mode = attach_modes[m]); m++)
 			test_mode(pid, &ss, a, b);

@@ -282,6 +282,42 @@ static void test_record_size(void)
 	unsetenv("PROBECHECK_STASH");
 }
 
+/*
+ * The stash's own name at NAME_MAX: 254 and 255 characters are names a
+ * directory can have, 256 is refused before any system call (a name
+ * counted two characters long was refused at 254: 9beb7502).
+ */
+static void test_dir_name_limit(void)
+{
+	struct tracer_id id = { 42, 7 };
+	char *items[] = { "tracefs probecheck_42_7/p_1_2_3" };
+	char stash[600], path[700], what[80];
+	struct stat sb;
+
+	for (int len = 254; len <= 256; len++) {
+		int n = snprintf(stash, sizeof(stash), "%s/", dir);
+
+		memset(stash + n, 's', len);
+		stash[n + len] = 0;
+		setenv("PROBECHECK_STASH", stash, 1);
+		unit_quiet(1);
+		int rc = stash_record_write(&id, items, 1);
+		unit_quiet(0);
+		if (len == 256) {
+			UNIT_EQ_INT(rc, -ENAMETOOLONG, "stash named with 256 characters: refused");
+			UNIT_EQ_INT(stat(stash, &sb), -1, "... and nothing made");
+			continue;
+		}
+		snprintf(what, sizeof(what), "stash named with %d characters: record written", len);
+		UNIT_EQ_INT(rc, 0, what);
+		snprintf(path, sizeof(path), "%s/42-7", stash);
+		UNIT_EQ_STR(slurp(path) ? "present" : "gone", "present", "... and there");
+		UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "... deleted");
+		rmdir(stash);
+	}
+	unsetenv("PROBECHECK_STASH");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_stash.XXXXXX");
@@ -295,6 +331,7 @@ int main(void)
 	test_records();
 	test_name_parse();
 	test_record_size();
+	test_dir_name_limit();
 	rmdir(dir);
 	return unit_done();
 }

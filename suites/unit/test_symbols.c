@@ -341,6 +341,93 @@ static void test_outside_segments(void)
 	snprintf(elfpath, sizeof(elfpath), "%s", keep);
 }
 
+/*
+ * More sections than a symbol's st_shndx can name (extended numbering:
+ * e_shnum 0, the count in section 0's sh_size).  Section 0xfeff, the last
+ * ordinary index, holds f_feff, a function; f_ff00 claims index 0xff00,
+ * SHN_LORESERVE, which names no section even in a file that has a
+ * section 0xff00: not a function of ours.  (A `>` for `>=`, or a limit
+ * one lower, in sym_section_ok: bcb7cee7, b72fd79a.)
+ */
+enum { XN_SECS = 0xff01, XN_SHOFF = 0x2000 };
+
+static int write_extended(const char *path)
+{
+	static const char names[] = "\0.shstrtab\0.symtab\0.strtab\0.x\0.text";
+	static const char strs[] = "\0f_feff\0f_ff00";
+	const Elf64_Sym syms[3] = {
+		{ 0 },
+		{ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = 0xfeff, .st_value = 0x401000, .st_size = 0x10 },
+		{ .st_name = 8, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+		  .st_shndx = SHN_LORESERVE, .st_value = 0x401010, .st_size = 0x10 },
+	};
+	Elf64_Ehdr eh = {
+		.e_ident = { ELFMAG0, ELFMAG1, ELFMAG2, ELFMAG3, ELFCLASS64, ELFDATA2LSB, EV_CURRENT },
+		.e_type = ET_EXEC, .e_machine = EM_X86_64, .e_version = EV_CURRENT,
+		.e_phoff = sizeof(Elf64_Ehdr), .e_shoff = XN_SHOFF,
+		.e_ehsize = sizeof(Elf64_Ehdr), .e_phentsize = sizeof(Elf64_Phdr), .e_phnum = 1,
+		.e_shentsize = sizeof(Elf64_Shdr), .e_shnum = 0, .e_shstrndx = SHN_XINDEX,
+	};
+	Elf64_Phdr ph = nw_load(PF_R | PF_X, 0x1000, 0x401000, 0x1000, 0x1000);
+	Elf64_Shdr *sh = calloc(XN_SECS, sizeof(*sh));
+	int fd, bad;
+
+	if (!sh)
+		return -1;
+	sh[0].sh_size = XN_SECS;
+	sh[0].sh_link = 1;
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB, .sh_offset = 0x200,
+			      .sh_size = sizeof(names), .sh_addralign = 1 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 11, .sh_type = SHT_SYMTAB, .sh_offset = 0x300,
+			      .sh_size = sizeof(syms), .sh_link = 3, .sh_info = 1,
+			      .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
+	sh[3] = (Elf64_Shdr){ .sh_name = 19, .sh_type = SHT_STRTAB, .sh_offset = 0x400,
+			      .sh_size = sizeof(strs), .sh_addralign = 1 };
+	for (size_t i = 4; i < XN_SECS; i++)
+		sh[i] = (Elf64_Shdr){ .sh_name = 27, .sh_type = SHT_PROGBITS, .sh_addralign = 1 };
+	for (size_t i = 0xfeff; i <= 0xff00; i++)
+		sh[i] = (Elf64_Shdr){ .sh_name = 30, .sh_type = SHT_PROGBITS,
+				      .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				      .sh_addr = 0x401000 + (i - 0xfeff) * 0x10,
+				      .sh_offset = 0x1000 + (i - 0xfeff) * 0x10, .sh_size = 0x10,
+				      .sh_addralign = 16 };
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	bad = fd < 0 || pwrite(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	      pwrite(fd, &ph, sizeof(ph), eh.e_phoff) != sizeof(ph) ||
+	      pwrite(fd, names, sizeof(names), 0x200) != sizeof(names) ||
+	      pwrite(fd, syms, sizeof(syms), 0x300) != sizeof(syms) ||
+	      pwrite(fd, strs, sizeof(strs), 0x400) != sizeof(strs) ||
+	      pwrite(fd, sh, XN_SECS * sizeof(*sh), XN_SHOFF) != (ssize_t)(XN_SECS * sizeof(*sh));
+	if (fd >= 0)
+		close(fd);
+	free(sh);
+	return bad ? -1 : 0;
+}
+
+static void test_extended_sections(void)
+{
+	struct elf_obj *eo = NULL;
+	struct func_syms fss = { 0 };
+	char path[sizeof(tmpdir) + 16];
+
+	snprintf(path, sizeof(path), "%s/xn.elf", tmpdir);
+	if (write_extended(path)) {
+		UNIT_TRUE(0, "write the fixture with 0xff01 sections");
+		return;
+	}
+	UNIT_EQ_INT(elf_obj_open(path, 0, &eo), 0, "open an ELF with 0xff01 sections");
+	if (eo) {
+		UNIT_EQ_INT(func_syms_read(eo, &fss), 0, "func_syms_read of it");
+		UNIT_EQ_INT(fss.fss_n, 1, "one function: f_feff in section 0xfeff; "
+			    "not f_ff00, whose index 0xff00 is SHN_LORESERVE");
+		UNIT_EQ_STR(fss.fss_n ? fss.fss_v[0].fs_name : "", "f_feff", "... and it is f_feff");
+		func_syms_free(&fss);
+		elf_obj_close(eo);
+	}
+	unlink(path);
+}
+
 static void test_list(void)
 {
 	struct site_set ss = { 0 };
@@ -368,6 +455,7 @@ int main(void)
 	test_resolve_offsets();
 	test_outside_segments();
 	test_list();
+	test_extended_sections();
 	unlink(elfpath);
 	rmdir(tmpdir);
 	return unit_done();
