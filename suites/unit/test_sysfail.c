@@ -7,7 +7,7 @@
  * success on what it did not read.
  *
  * The binary interposes open, open64, read, write, renameat, pipe2, fopen,
- * waitpid, stat, fstat and opendir (an executable's definitions win over libc's for the
+ * waitpid, epoll_wait (libbpf's ring), stat, fstat and opendir (an executable's definitions win over libc's for the
  * objects linked into it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
  * the plan's errno, or 0 bytes (read) or half of them (write) when the
@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -242,6 +243,16 @@ pid_t waitpid(pid_t pid, int *st, int options)
 		return -1;
 	}
 	return r;
+}
+
+/* libbpf's ring_buffer__poll waits here. */
+int epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout)
+{
+	if (planned("epoll_wait")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_epoll_pwait, epfd, ev, n, timeout, NULL, 8);
 }
 
 pid_t fork(void)
@@ -752,6 +763,34 @@ static void test_follow_proc_unopened(void)
  * closed, also when it is descriptor 0 (a tracer started with stdin
  * closed).
  */
+/*
+ * The event ring's wait failing: a signal (EINTR) is no error, the trace
+ * goes on; any other failure (EBADF, EINVAL) is session_poll's error,
+ * which ends the trace with it, never a quiet "no events".
+ */
+static void test_session_poll_fails(void)
+{
+	struct session_opts so = { 0 };
+	struct pc_session *s = NULL;
+
+	if (session_open(&so, &s)) {
+		UNIT_TRUE(0, "poll: a session");
+		return;
+	}
+	UNIT_EQ_INT(session_poll(s, 0), 0, "poll: nothing to read: 0 events");
+	fail_call("epoll_wait", 0, EINTR);
+	UNIT_EQ_INT(session_poll(s, 0), 0, "poll: wait interrupted (EINTR): 0 events, no error");
+	UNIT_TRUE(plan.hit, "... the planned epoll_wait failed");
+	fail_call("epoll_wait", 0, EBADF);
+	UNIT_EQ_INT(session_poll(s, 0), -EBADF, "poll: wait failing with EBADF: -EBADF");
+	UNIT_TRUE(plan.hit, "... the planned epoll_wait failed");
+	fail_call("epoll_wait", 0, EINVAL);
+	UNIT_EQ_INT(session_poll(s, 0), -EINVAL, "poll: wait failing with EINVAL: -EINVAL");
+	plan.call = NULL;
+	UNIT_EQ_INT(session_poll(s, 0), 0, "poll: afterwards 0 events again");
+	session_close(s);
+}
+
 /* proc_stat_parse on lines no kernel writes: a parent that is not a
  * number is -EINVAL, never a process with an unset parent. */
 static void test_proc_stat_malformed(void)
@@ -831,6 +870,7 @@ int main(void)
 		test_ref_ctr_format();
 		test_pmu_fd0();
 		test_x86_probes_fail();
+		test_session_poll_fails();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
