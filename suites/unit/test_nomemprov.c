@@ -8,10 +8,13 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <sys/sdt.h>
 #include "nomem.h"
@@ -339,6 +342,121 @@ static void test_follow_start(void)
 }
 
 /*
+ * follow_ctl at a barrier: a child of ours stopped as the BPF program
+ * stops one (SIGSTOP at exec), its maps read and searched under the
+ * countdown.  An allocation that fails is said ("not searched" and
+ * ENOMEM's words), never a quiet success; either way the child is continued,
+ * or it would stay stopped for good.  The follow is started (uncounted)
+ * before each run, as the CLI's is before any barrier.
+ */
+struct fc_ctx {
+	struct fs_ctx fs;
+	pid_t child;
+};
+
+/* The state letter of /proc/PID/stat (R, S, T, Z, ...); '?' unread.
+ * open and read: nothing allocated inside the countdown. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return '?';
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+}
+
+static void fc_prepare(void *ctx)
+{
+	struct fc_ctx *c = ctx;
+	int st;
+
+	fs_open(&c->fs);
+	if (c->fs.f)
+		follow_start(c->fs.f, c->fs.s, getpid());
+	c->child = fork();
+	if (c->child == 0) {
+		raise(SIGSTOP);
+		_exit(7);
+	}
+	if (c->child > 0 && (waitpid(c->child, &st, WUNTRACED) != c->child || !WIFSTOPPED(st)))
+		c->child = -1;
+}
+
+static int fc_run(void *ctx)
+{
+	struct fc_ctx *c = ctx;
+	struct pc_event ev = { .pe_pid = c->child, .pe_args = { PC_CTL_EXEC } };
+	char want[128], state;
+	int cont;
+
+	if (!c->fs.f || c->child <= 0)
+		return -EINVAL;
+	unit_capture(1);
+	follow_ctl(c->fs.f, &ev);
+	unit_capture(0);
+	/* SIGCONT wakes a stopped process at once: its state is no longer
+	 * T when kill() returns (a wait for "continued" races its exit). */
+	state = proc_state(c->child);
+	cont = state != 'T' && state != '?';
+	if (!cont)
+		UNIT_TRUE(0, "follow_ctl: the stopped child continued");
+	if (!unit_captured[0])
+		return 0;
+	snprintf(want, sizeof(want), "its new objects not searched: %s\n", pc_strerror(ENOMEM));
+	if (strstr(unit_captured, want))
+		return -ENOMEM;
+	printf("# follow_ctl said: %s", unit_captured);
+	return -EIO;
+}
+
+static void fc_after(void *ctx)
+{
+	struct fc_ctx *c = ctx;
+
+	if (c->child > 0) {
+		kill(c->child, SIGKILL);
+		waitpid(c->child, NULL, 0);
+	}
+	fs_after(&c->fs);
+}
+
+static void test_follow_ctl(void)
+{
+	struct fc_ctx c = { 0 };
+	struct sweep sw = { "follow_ctl", fc_prepare, fc_run, fc_after, &c, 2, 0 };
+	struct session_opts so = { .so_filter_pids = 1, .so_ctl = fs_ctl, .so_ctl_ctx = &c.fs };
+
+	if (probe_req_parse("usdt:*:prov:name", &c.fs.req) || fs_open(&c.fs)) {
+		UNIT_TRUE(0, "follow_ctl: a '*' probe and its follow");
+		return;
+	}
+	so.so_progs = follow_progs(c.fs.f);
+	follow_close(c.fs.f);
+	c.fs.f = NULL;
+	if (session_open(&so, &c.fs.s)) {
+		UNIT_TRUE(0, "follow_ctl: a session");
+	} else {
+		fc_prepare(&c);
+		UNIT_EQ_INT(fc_run(&c), 0, "follow_ctl: a first, whole run");
+		fc_after(&c);
+		nomem_ours_only = 1;
+		sweep(&sw);
+		nomem_ours_only = 0;
+		session_close(c.fs.s);
+	}
+	probe_req_free(&c.fs.req);
+	site_set_free(&c.fs.ss);
+}
+
+/*
  * session_attach through perf (a link per site, kept in the session's
  * growing table): a failure to keep a link is -ENOMEM with that link
  * destroyed too, its perf event and uprobe gone, nothing allocated left.
@@ -461,6 +579,7 @@ int main(void)
 		test_provider_resolve();
 		test_stash_cleanup();
 		test_follow_start();
+		test_follow_ctl();
 		test_session_attach(&attach_perf_ops, "session_attach (perf)");
 		if (feature_has(FEATURE_TRACEFS, NULL, 0))
 			test_session_attach(&attach_tracefs_ops, "session_attach (tracefs)");
