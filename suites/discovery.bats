@@ -27,13 +27,19 @@ notes_agree() {
 	json=$BATS_TEST_TMPDIR/list.$((++_nl)).json
 	# Explicit returns: callers use `notes_agree F || ...`, where set -e
 	# does not stop at a failing command.
-	pc list --json "$f" >"$json" 2>/dev/null || {
+	pc list --json "$f" >"$json" 2>"$json.err" || {
 		fail "probecheck list --json '$f' failed (status $?): see the log below"
 		return 1
 	}
 	if pc_tracer_other; then
 		probes_agree "$f" "$json"
 		return
+	fi
+	# A listing that succeeds says nothing (a probe without arguments
+	# once drew "cannot parse arguments ''": 6b6939b3).
+	if [[ -s $json.err ]]; then
+		fail "probecheck list --json '$f' succeeded but wrote to stderr: $(head -c 600 "$json.err")"
+		return 1
 	fi
 	out=$("$PC_TOOLS/notecmp" "$f" "$json" 2>&1) || st=$?
 	pc_log "notecmp '$f': status $st"
