@@ -764,6 +764,67 @@ static void test_follow_proc_unopened(void)
  * closed).
  */
 /*
+ * /proc/PID/maps whose read fails part way (a stream that gives its
+ * lines, then -1 with the errno a read of /proc can fail with): a
+ * process gone meanwhile (ESRCH) is -ESRCH, any other read error -EIO
+ * and said, never the lines read so far taken for the whole file.
+ */
+struct rd_cookie {
+	const char *text;
+	size_t off;
+	int err;
+};
+
+static ssize_t rd_read(void *c, char *buf, size_t n)
+{
+	struct rd_cookie *k = c;
+	size_t left = strlen(k->text) - k->off;
+
+	if (!left) {
+		errno = k->err;
+		return -1;
+	}
+	n = n < left ? n : left;
+	memcpy(buf, k->text + k->off, n);
+	k->off += n;
+	return (ssize_t)n;
+}
+
+static int maps_read_failing(int err, struct pm_objects *out)
+{
+	static const char text[] =
+		"00400000-00401000 r-xp 00000000 08:01 1234 /usr/bin/fx\n";
+	struct rd_cookie k = { text, 0, err };
+	cookie_io_functions_t io = { .read = rd_read };
+	FILE *f = fopencookie(&k, "r", io);
+	int rc;
+
+	if (!f)
+		return -ENOMEM;
+	unit_capture(1);
+	rc = procmaps_parse(f, 1, 0, "maps", out);
+	unit_capture(0);
+	fclose(f);
+	return rc;
+}
+
+static void test_procmaps_read_error(void)
+{
+	struct pm_objects out;
+
+	UNIT_EQ_INT(maps_read_failing(ESRCH, &out), -ESRCH,
+		    "maps read failing with ESRCH after a line: -ESRCH");
+	UNIT_EQ_INT((int)out.po_n, 0, "... no object kept");
+	UNIT_EQ_INT(maps_read_failing(EIO, &out), -EIO,
+		    "maps read failing with EIO after a line: -EIO");
+	UNIT_TRUE(strstr(unit_captured, "reading maps failed"), "... and said");
+	UNIT_EQ_INT(maps_read_failing(EACCES, &out), -EIO,
+		    "maps read failing with EACCES after a line: -EIO");
+	UNIT_EQ_INT(maps_read_failing(0, &out) , -EIO,
+		    "maps read failing with no errno after a line: -EIO");
+}
+
+/*
  * The event ring's wait failing: a signal (EINTR) is no error, the trace
  * goes on; any other failure (EBADF, EINVAL) is session_poll's error,
  * which ends the trace with it, never a quiet "no events".
@@ -871,6 +932,7 @@ int main(void)
 		test_pmu_fd0();
 		test_x86_probes_fail();
 		test_session_poll_fails();
+		test_procmaps_read_error();
 	}
 	else
 		UNIT_TRUE(1, "system call failures # SKIP open and read are not ours");
