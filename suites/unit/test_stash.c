@@ -283,6 +283,59 @@ static void test_record_size(void)
 }
 
 /*
+ * stash_record_parse on every kind of record cleanup can meet: a record
+ * with no item is whole (two lines; 941e84ff took it for truncated), one
+ * line or none is truncated, and each wrong line is named.
+ */
+static void test_record_parse(void)
+{
+	static const struct {
+		const char *text;
+		int rc;
+		int n;
+		const char *why;
+	} cases[] = {
+		{ "probecheck-stash 1\ntracer 42 7\n", 0, 0, NULL },
+		{ "probecheck-stash 1\ntracer 42 7", 0, 0, NULL },
+		{ "probecheck-stash 1\ntracer 42 7\ntracefs probecheck_42_7/p_1_2_3\n", 0, 1, NULL },
+		{ "probecheck-stash 1\n", -EINVAL, 0, "truncated" },
+		{ "", -EINVAL, 0, "truncated" },
+		{ "probecheck-stash 2\ntracer 42 7\n", -EINVAL, 0, "not a version 1 record" },
+		{ "probecheck-stash 1 \ntracer 42 7\n", -EINVAL, 0, "not a version 1 record" },
+		{ "probecheck-stash 1\ntracer 42 8\n", -EINVAL, 0,
+		  "its tracer line does not match its name" },
+		{ "probecheck-stash 1\ntracer 42 7 \n", -EINVAL, 0,
+		  "its tracer line does not match its name" },
+		{ "probecheck-stash 1\ntracer 42 7\n\n", -EINVAL, 0,
+		  "an item that is not a name of its tracer's scheme" },
+		{ "probecheck-stash 1\ntracer 42 7\ntracefs probecheck_1_1/p_1_2_3\n", -EINVAL, 0,
+		  "an item that is not a name of its tracer's scheme" },
+	};
+	struct tracer_id id = { 42, 7 };
+	char buf[256], what[160];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *why = NULL;
+		char **items = NULL;
+		size_t n = 99;
+		int rc;
+
+		snprintf(buf, sizeof(buf), "%s", cases[i].text);
+		rc = stash_record_parse(buf, &id, &items, &n, &why);
+		snprintf(what, sizeof(what), "record %zu parsed: %d", i, cases[i].rc);
+		UNIT_EQ_INT(rc, cases[i].rc, what);
+		if (!rc) {
+			snprintf(what, sizeof(what), "record %zu: %d items", i, cases[i].n);
+			UNIT_EQ_INT((int)n, cases[i].n, what);
+		} else {
+			snprintf(what, sizeof(what), "record %zu: why", i);
+			UNIT_EQ_STR(why ? why : "(none)", cases[i].why, what);
+		}
+		free(items);
+	}
+}
+
+/*
  * The stash's own name at NAME_MAX: 254 and 255 characters are names a
  * directory can have, 256 is refused before any system call (a name
  * counted two characters long was refused at 254: 9beb7502).
@@ -332,6 +385,7 @@ int main(void)
 	test_name_parse();
 	test_record_size();
 	test_dir_name_limit();
+	test_record_parse();
 	rmdir(dir);
 	return unit_done();
 }
