@@ -106,8 +106,10 @@ int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
 	snprintf(pd_why, sizeof(pd_why), "the kernel's BTF has no kfunc "
 		 "bpf_preempt_disable (%s)",
 		 feature_needs(FEATURE_BPF_PREEMPT_DISABLE));
+	/* Both rows answered here, @id's too: the first answer stands, so
+	 * nothing written to @why after this would be read (a copy of its
+	 * reason into @why was dead code: draw s8-20261129-a's 4163c19c). */
 	feature_note(FEATURE_BPF_FIND_VMA, fv, fv_why);
 	feature_note(FEATURE_BPF_PREEMPT_DISABLE, pd, pd_why);
-	snprintf(why, len, "%s", id == FEATURE_BPF_FIND_VMA ? fv_why : pd_why);
 	return id == FEATURE_BPF_FIND_VMA ? fv : pd;
 }
