@@ -44,7 +44,8 @@ struct func_syms {
 /*
  * Every function @eo defines.  0 (an object with no function symbols is
  * not an error: fss_n is 0), -ENOMEM, or -ENOEXEC for a symbol table
- * libelf cannot read (with a message).
+ * libelf cannot read (with a message).  On an error @out is empty
+ * (nothing to free).
  */
 int  func_syms_read(struct elf_obj *eo, struct func_syms *out);
 void func_syms_free(struct func_syms *fss);

@@ -127,11 +127,8 @@ static int obj_get(struct ustack_syms *z, const struct pm_object *po,
 	 * Out of memory: nothing is kept, so that a later frame reads it
 	 * again instead of naming no function for good. */
 	err = elf_obj_open(po->po_open_path, ELF_QUIET, &o->uo_eo);
-	if (!err && (err = func_syms_read(o->uo_eo, &o->uo_syms)) != -ENOMEM) {
-		if (err)
-			func_syms_free(&o->uo_syms);
-		err = build_id_hex(o->uo_eo, &o->uo_build_id);
-	}
+	if (!err && (err = func_syms_read(o->uo_eo, &o->uo_syms)) != -ENOMEM)
+		err = build_id_hex(o->uo_eo, &o->uo_build_id);   /* no symbols on -ENOEXEC */
 	if (err == -ENOMEM) {
 		obj_free(o);
 		return err;

@@ -127,6 +127,41 @@ static void test_func_syms_none(void)
 	unlink(path);
 }
 
+/* A second symbol table libelf cannot read (entry size 0) after a good
+ * one: -ENOEXEC, and nothing of the first kept (ustack keeps an object
+ * without symbols on it, relying on that). */
+static void test_func_syms_bad_second(void)
+{
+	static struct nw_buf st, ss;
+	struct nw_elf e = { .nw_type = ET_EXEC, .nw_size = 0x3000, .nw_nph = 1 };
+	struct elf_obj *eo = NULL;
+	struct func_syms fss;
+	struct nw_sec *sec;
+	char path[sizeof(tmpdir) + 16];
+
+	sym(&st, &ss, NULL, 0, 0, SHN_UNDEF, 0, 0);
+	sym(&st, &ss, "f_one", STB_GLOBAL, STT_FUNC, 1, 0x401000, 0x20);
+	e.nw_ph[0] = nw_load(PF_R | PF_X, 0x1000, 0x401000, 0x1000, 0x1000);
+	nw_add_sec(&e, ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x401000, 0x1000, NULL, 0x800);
+	sec = nw_add_sec(&e, ".symtab", SHT_SYMTAB, 0, 0, 0x2000, st.nb_b, st.nb_n);
+	sec->ns_link = 3, sec->ns_entsize = sizeof(Elf64_Sym), sec->ns_info = 1;
+	nw_add_sec(&e, ".strtab", SHT_STRTAB, 0, 0, 0x2400, ss.nb_b, ss.nb_n);
+	sec = nw_add_sec(&e, ".dynsym", SHT_DYNSYM, SHF_ALLOC, 0, 0x2800, st.nb_b, st.nb_n);
+	sec->ns_link = 3, sec->ns_entsize = 0, sec->ns_info = 1;
+	snprintf(path, sizeof(path), "%s/bad2.elf", tmpdir);
+	if (nw_write(&e, path) || elf_obj_open(path, 0, &eo)) {
+		UNIT_TRUE(0, "write and open the fixture with a bad second symbol table");
+		unlink(path);
+		return;
+	}
+	unit_quiet(1);
+	UNIT_EQ_INT(func_syms_read(eo, &fss), -ENOEXEC, "a symbol table of entry size 0 after a good one: -ENOEXEC");
+	unit_quiet(0);
+	UNIT_TRUE(fss.fss_n == 0 && fss.fss_v == NULL, "... and nothing of the good one kept");
+	elf_obj_close(eo);
+	unlink(path);
+}
+
 static void test_func_syms(void)
 {
 	static const struct { const char *n; uint64_t a, sz; } want[] = {
@@ -451,6 +486,7 @@ int main(void)
 	write_fixture();
 	test_func_syms();
 	test_func_syms_none();
+	test_func_syms_bad_second();
 	test_resolve_entry_return();
 	test_resolve_offsets();
 	test_outside_segments();
