@@ -474,6 +474,46 @@ static int id_fails(const struct site *st, int err, char *msg, size_t len)
 	return rc;
 }
 
+/* The entry's name exists already (made by hand here, as a tracer in
+ * this process that left it would): -EEXIST and said, not appended to
+ * (the kernel would add a second probe to it) and left as it was. */
+static void tracefs_taken(struct site *st, const char *group)
+{
+	struct tfs_entry *ent = NULL;
+	char event[128], cmd[512];
+	struct stat sb;
+	int fd, rc;
+
+	if (stat(st->st_open_path, &sb)) {
+		UNIT_TRUE(0, "the executable, for the entry's name");
+		return;
+	}
+	tfs_event_name(sb.st_dev, sb.st_ino, st->st_off, 0, 0, event, sizeof(event));
+	snprintf(cmd, sizeof(cmd), "p:%s/%s %s:0x%llx\n", group, event, st->st_path,
+		 (unsigned long long)st->st_off);
+	fd = open("/sys/kernel/tracing/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0 || write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd)) {
+		UNIT_TRUE(0, "an entry of our name made by hand");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	UNIT_EQ_INT(tfs_prepare(st, 1), 0, "tfs_prepare with the entry's name taken");
+	unit_capture(1);
+	rc = tfs_perf_open(st, getpid(), &ent);
+	unit_capture(0);
+	UNIT_EQ_INT(rc, -EEXIST, "tfs_perf_open on an entry that exists: -EEXIST");
+	UNIT_TRUE(strstr(unit_captured, "exists already") != NULL, "... and said");
+	if (rc >= 0)
+		close(rc);      /* a perf event on the entry made by hand */
+	tfs_release(&ent, 1);
+	UNIT_EQ_INT(in_uprobe_events(group), 1, "the entry made by hand is still there");
+	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
+	UNIT_TRUE(write(fd, cmd, strlen(cmd)) == (ssize_t)strlen(cmd), "... and removed by hand");
+	close(fd);
+	UNIT_EQ_INT(in_uprobe_events(group), 0, "nothing of ours in uprobe_events");
+}
+
 static void test_tracefs_event_id(void)
 {
 	struct tracer_id self;
@@ -512,6 +552,7 @@ static void test_tracefs_event_id(void)
 	UNIT_EQ_INT(rc, -EACCES, "an id file whose read fails with EACCES: -EACCES");
 	UNIT_TRUE(strstr(msg, strerror(EACCES)) != NULL, "the message says why");
 	UNIT_EQ_INT(in_uprobe_events(group), 0, "the entry is out of uprobe_events again");
+	tracefs_taken(&st, group);
 
 	UNIT_EQ_INT(rmdir(dir), 0, "nothing left in the stash (the directory removed)");
 	unlink(exe);
