@@ -221,13 +221,39 @@ static void test_provider_resolve(void)
  * allocation dropped our own executable from our maps, and the check
  * probed it as an object we did not map (PM_NOBIAS, procmaps.h).
  */
+/* Lines of /proc/self/maps naming our executable (open and read:
+ * nothing allocated inside the countdown); -1 unread. */
+static int exe_mappings(void)
+{
+	static char self[4096], buf[1 << 16];
+	ssize_t n, got = 0;
+	int fd, count = 0;
+
+	if (!self[0] && readlink("/proc/self/exe", self, sizeof(self) - 1) <= 0)
+		return -1;
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = 0;
+	for (char *l = buf; (l = strstr(l, self)); l += strlen(self))
+		count++;
+	return count;
+}
+
+/* Each run also gives back every mapping it made (a check that fails
+ * after mapping the object must unmap it: 03fee7bb kept it). */
 static int ic_here_run(void *ctx)
 {
-	int rc;
+	int rc, before = exe_mappings();
 
 	unit_quiet(1);
 	rc = install_check_here(ctx, 0, NULL);
 	unit_quiet(0);
+	if (exe_mappings() != before)
+		UNIT_EQ_INT(exe_mappings(), before, "install_check_here: no mapping of the object left");
 	return rc == -PC_ENOTSUPP ? 0 : rc ? rc : -EINVAL;
 }
 
@@ -563,6 +589,7 @@ static void test_install_check(void)
 		site_set_free(&ss);
 		return;
 	}
+	UNIT_TRUE(exe_mappings() >= 1, "install check: our executable's mappings counted");
 	sweep(&here);
 	sweep(&pid);
 	site_set_free(&ss);
