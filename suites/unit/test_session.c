@@ -26,6 +26,8 @@
 #include "features.h"
 #include "log.h"
 #include "session.h"
+#include "unitsite.h"
+#include "procmaps.h"
 
 static const struct attach_ops *mode;   /* the attach mode under test */
 
@@ -253,6 +255,69 @@ static void test_reason_whole(void)
 		    "the reason whole (exit 1: another error, 2: the reason cut)");
 }
 
+/*
+ * session_ring_state, the words for an accounting mismatch: an empty
+ * ring, then one record not yet read (its length at the consumer), then
+ * the same after the positions passed the ring's size once (16 MiB of
+ * records read): offsets are positions modulo the size.
+ */
+__attribute__((noinline, used)) void ring_target(void)
+{
+	__asm__ volatile("" ::: "memory");
+}
+
+static long ring_seen;
+
+static void ring_count(void *ctx, const struct pc_event *ev, const char (*strs)[PC_STR_LEN],
+		       const struct pc_ustack *stk)
+{
+	ring_seen++;
+}
+
+static void test_ring_state(void)
+{
+	struct session_opts so = { .so_event = ring_count };
+	struct site_set ss = { 0 };
+	struct pc_session *s = NULL;
+	unsigned long cons, prod, cons2, prod2;
+	unsigned len, len2;
+	char st[256];
+	uint64_t off;
+
+	if (procmaps_self_offset((const void *)ring_target, &off) ||
+	    unit_site_add(&ss, "/proc/self/exe", off) || session_open(&so, &s) ||
+	    session_attach(s, &ss, -1)) {
+		UNIT_TRUE(0, "ring state: a session attached to a function of ours");
+		goto out;
+	}
+	UNIT_EQ_INT(session_ring_state(s, st, sizeof(st)), 0, "ring state of an empty ring: 0");
+	UNIT_EQ_STR(st, "empty: consumer and producer at 0", "... says empty, both at 0");
+	ring_target();
+	session_ring_state(s, st, sizeof(st));
+	UNIT_TRUE(sscanf(st, "consumer at %lu, producer at %lu, record there: len %u",
+			 &cons, &prod, &len) == 3 && cons == 0 && len > 0 &&
+		  prod == ((len + 8 + 7) & ~7UL), "one record unread: consumer 0, producer past its length and header");
+	printf("# %s\n", st);
+	UNIT_TRUE(session_drain(s) == 1 && ring_seen == 1, "... read: one event");
+	while (ring_seen < 1 + (long)((16 << 20) / (prod ? prod : 1))) {
+		for (int i = 0; i < 1000; i++)
+			ring_target();
+		if (session_drain(s) < 0)
+			break;
+	}
+	ring_target();
+	session_ring_state(s, st, sizeof(st));
+	printf("# %s\n", st);
+	UNIT_TRUE(sscanf(st, "consumer at %lu, producer at %lu, record there: len %u",
+			 &cons2, &prod2, &len2) == 3 && cons2 >= (16UL << 20) &&
+		  prod2 == cons2 + prod && len2 == len,
+		  "after 16 MiB read, one record unread: its length at the consumer's offset");
+	session_drain(s);
+out:
+	session_close(s);
+	site_set_free(&ss);
+}
+
 int main(void)
 {
 	struct site_set ss = { 0 };
@@ -260,6 +325,7 @@ int main(void)
 	pid_t pid;
 
 	test_reason_whole();
+	test_ring_state();
 	if (fixture_up(&pid, &ss, &a, &b) == 0)
 		for (size_t m = 0; (mode = attach_modes[m]); m++)
 			test_mode(pid, &ss, a, b);
