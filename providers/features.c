@@ -177,8 +177,10 @@ static void probe(enum feature_id id)
 		snprintf(why, sizeof(why), "fake row for tests (%s)", FAKE_ENV);
 	else
 		r = rows[id].fr_probe(id, why, sizeof(why));
-	if (cache[id].fs_state == FS_PROBING)
-		cache[id].fs_state = FS_UNKNOWN;
+	/* Still FS_PROBING unless the probe noted its own row (then this
+	 * answer is ignored: the first one stands).  A reset to FS_UNKNOWN
+	 * here was a no-op: feature_note decides either state alike (draw
+	 * s8-20261129-c's abf1cd2d changed only it). */
 	feature_note(id, r, why);
 }
 
