@@ -153,6 +153,24 @@ pids_of() {
 	[[ $stderr != *"barriers not taken"* ]] || fail "a barrier was lost: $stderr"
 }
 
+@test "follow.star-bad-operand: --follow with PATH '*': a site found at exec whose operand cannot be read is said once, naming the operand, and its argument is null; the others exact" {
+	requires tracer:follow tracer:star tracer:cmd
+	pc_probecheck_only "its warning text for an operand it cannot read"
+	local fx o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private fx_one)
+	# The first image is the shell; the fixture is searched at its exec
+	# (follow.c resolve_fresh), not at the start (cmd_trace.c).
+	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fxform:badf:2" \
+		'usdt:*:fxform:badf'
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 2
+	run -0 grep -cE '"probe":"fxform:badf".*"args":\[-?[0-9]+,null,-?[0-9]+,-?[0-9]+\]}$' "$t"
+	assert_output 2
+	[[ $(grep -cE "^probecheck: usdt: '$fx' fxform:badf at 0x[0-9a-f]+: arg 1 '8f@%xmm0': .+ \(traced as null\)$" <<<"$stderr") == 1 ]] ||
+		fail "expected one warning for fxform:badf's operand 1: $stderr"
+}
+
 @test "follow.star-static: --follow with PATH '*': exec into a static executable (no dynamic linker) is attached at the exec barrier: its first hit is traced" {
 	requires tracer:follow tracer:star tracer:cmd
 	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
