@@ -558,6 +558,27 @@ static void test_tracefs_event_id(void)
 	unlink(exe);
 }
 
+/* The nop5 optimization probe's go-ahead to its child: a write that
+ * fails is its error, the child ends (EOF) and is reaped; a write that
+ * works is no error whatever errno held before (a stale errno taken
+ * for the write's: 4ebf247d). */
+static void test_optimize_go(void)
+{
+	char why[256];
+	int fds = unit_fds(), rc;
+
+	errno = EBADF;
+	rc = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why));
+	UNIT_TRUE(rc == 0 || rc == 1, "uprobe_optimize probe with errno EBADF before it: an answer, not -EBADF");
+	fail_call("write", 0, EPIPE);
+	rc = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why));
+	UNIT_TRUE(plan.hit, "the planned write of the go-ahead failed");
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, -EPIPE, "uprobe_optimize probe, the go-ahead not written: -EPIPE");
+	UNIT_EQ_INT(unit_fds(), fds, "no descriptor left by the failed probe");
+	UNIT_EQ_INT(waitpid(-1, NULL, WNOHANG), -1, "its child reaped");
+}
+
 /* The nop5 optimization probe's two pipes, each failing in turn: its
  * errno back, no child started, nothing left open (before the probe got
  * to fork, a failed first pipe went unnoticed by a mutant). */
@@ -961,6 +982,7 @@ int main(void)
 		test_stash_record_write();
 		test_tracefs_event_id();
 		test_optimize_pipes();
+		test_optimize_go();
 		test_pmu_format();
 		test_probes_without_maps();
 		test_optimize_wait();
