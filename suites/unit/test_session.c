@@ -161,6 +161,14 @@ static void test_limit(pid_t pid, const struct site *a)
 	UNIT_TRUE(strstr(unit_captured, "65537 sites exceed the limit of 65536"),
 		  L("limit: the message names the count and the limit"));
 	UNIT_EQ_INT(sema(pid, a), 0, L("limit: nothing attached (a_good's semaphore 0)"));
+	/* Exactly the limit is allowed: 65536 sites, all attached before
+	 * (first = ss_n: nothing new), is 0 and nothing said. */
+	big.ss_n = PC_MAX_SPECS;
+	unit_capture(1);
+	rc = session_attach_from(s, &big, big.ss_n, pid);
+	unit_capture(0);
+	UNIT_EQ_INT(rc, 0, L("limit: 65536 sites, none new: 0"));
+	UNIT_EQ_STR(unit_captured, "", L("limit: ... and nothing said"));
 	session_close(s);
 	free(big.ss_v);
 }
