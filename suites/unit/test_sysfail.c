@@ -11,7 +11,7 @@
  * objects linked into it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
  * the plan's errno, or 0 bytes (read) or half of them (write) when the
- * errno is 0.
+ * errno is 0; a write planned with -E works and leaves errno E.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -166,10 +166,18 @@ ssize_t read(int fd, void *buf, size_t n)
 ssize_t write(int fd, const void *buf, size_t n)
 {
 	if (planned("write")) {
+		ssize_t r;
+
 		if (!plan.err)
 			return syscall(SYS_write, fd, buf, n > 1 ? n / 2 : n);
-		errno = plan.err;
-		return -1;
+		if (plan.err > 0) {
+			errno = plan.err;
+			return -1;
+		}
+		/* -E: the write works and leaves errno E, as a libc call may. */
+		r = syscall(SYS_write, fd, buf, n);
+		errno = -plan.err;
+		return r;
 	}
 	return syscall(SYS_write, fd, buf, n);
 }
@@ -567,9 +575,15 @@ static void test_optimize_go(void)
 	char why[256];
 	int fds = unit_fds(), rc;
 
-	errno = EBADF;
+	fail_call("write", 0, -EBADF);
 	rc = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why));
-	UNIT_TRUE(rc == 0 || rc == 1, "uprobe_optimize probe with errno EBADF before it: an answer, not -EBADF");
+	UNIT_TRUE(plan.hit, "the planned write of the go-ahead worked, errno EBADF left");
+	plan.call = NULL;
+	UNIT_TRUE(rc == 0 || rc == 1, "uprobe_optimize probe, errno EBADF after a write that worked: an answer, not -EBADF");
+	/* A probe that takes a stale errno for the write's would also go on
+	 * past a failed write and wait for its child forever: not tried. */
+	if (rc != 0 && rc != 1)
+		return;
 	fail_call("write", 0, EPIPE);
 	rc = feature_probe_uprobe_optimize(FEATURE_UPROBE_OPTIMIZE, why, sizeof(why));
 	UNIT_TRUE(plan.hit, "the planned write of the go-ahead failed");
