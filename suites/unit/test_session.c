@@ -282,6 +282,21 @@ static void ring_count(void *ctx, const struct pc_event *ev, const char (*strs)[
 	ring_seen++;
 }
 
+/* Lines of /proc/self/maps of BPF maps (anon_inode:bpf-map). */
+static int bpf_mappings(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "bpf-map") != NULL;
+	fclose(f);
+	return n;
+}
+
 static void test_ring_state(void)
 {
 	struct session_opts so = { .so_event = ring_count };
@@ -291,6 +306,7 @@ static void test_ring_state(void)
 	unsigned len, len2;
 	char st[256];
 	uint64_t off;
+	int maps;
 
 	if (procmaps_self_offset((const void *)ring_target, &off) ||
 	    unit_site_add(&ss, "/proc/self/exe", off) || session_open(&so, &s) ||
@@ -301,7 +317,9 @@ static void test_ring_state(void)
 	UNIT_EQ_INT(session_ring_state(s, st, sizeof(st)), 0, "ring state of an empty ring: 0");
 	UNIT_EQ_STR(st, "empty: consumer and producer at 0", "... says empty, both at 0");
 	ring_target();
+	maps = bpf_mappings();
 	session_ring_state(s, st, sizeof(st));
+	UNIT_EQ_INT(bpf_mappings(), maps, "ring state: the ring's pages it mapped are unmapped");
 	UNIT_TRUE(sscanf(st, "consumer at %lu, producer at %lu, record there: len %u",
 			 &cons, &prod, &len) == 3 && cons == 0 && len > 0 &&
 		  prod == ((len + 8 + 7) & ~7UL), "one record unread: consumer 0, producer past its length and header");
