@@ -81,6 +81,11 @@ static const struct feature_row rows[FEATURE_FAKE] = {
 	 * kfuncs"): the preemption guard (ci/kernel-issues K5) */
 	[FEATURE_BPF_PREEMPT_DISABLE] = { "bpf_preempt_disable", feature_probe_kernel_btf,
 		"Linux 6.10+" },
+	/* "bpf: implement sleepable uprobes by chaining gps" and "bpf:
+	 * allow sleepable uprobe programs to attach" (Delyan Kratunov,
+	 * 2022): trace --sleepable */
+	[FEATURE_SLEEPABLE_UPROBE] = { "sleepable_uprobe", feature_probe_sleepable,
+		"Linux 5.19+" },
 };
 
 #define FAKE_ENV "PROBECHECK_FEATURE_FAKE"

@@ -50,6 +50,7 @@ enum feature_id {
 	FEATURE_BPF,                    /* bpf */
 	FEATURE_BPF_FIND_VMA,           /* bpf_find_vma */
 	FEATURE_BPF_PREEMPT_DISABLE,    /* bpf_preempt_disable */
+	FEATURE_SLEEPABLE_UPROBE,       /* sleepable_uprobe */
 	FEATURE_FAKE,                   /* PROBECHECK_FEATURE_FAKE's row, if set */
 };
 
@@ -84,7 +85,7 @@ feature_probe_fn feature_probe_root, feature_probe_btf, feature_probe_tracefs,
 	feature_probe_uprobe_pmu, feature_probe_ref_ctr_offset;
 /* features_bpf.c */
 feature_probe_fn feature_probe_bpf, feature_probe_bpf_cookie,
-	feature_probe_kernel_btf;
+	feature_probe_kernel_btf, feature_probe_sleepable;
 /* features_multi.c */
 feature_probe_fn feature_probe_uprobe_multi;
 /* features_x86.c */

@@ -1,7 +1,7 @@
 /*
  * features_bpf.c — registry rows (features.h) the bpf(2) system call and
- * the kernel's BTF answer: bpf, bpf_cookie, bpf_find_vma and
- * bpf_preempt_disable.  By behaviour where a throw-away object can show
+ * the kernel's BTF answer: bpf, bpf_cookie, sleepable_uprobe,
+ * bpf_find_vma and bpf_preempt_disable.  By behaviour where a throw-away object can show
  * it; from the kernel's BTF where a behaviour probe would need a program
  * of its own (bpf_find_vma's callback) or a BTF id anyway (a kfunc).
  */
@@ -54,6 +54,39 @@ int feature_probe_bpf_cookie(enum feature_id id, char *why, size_t len)
 		return 1;
 	snprintf(why, len, "bpf_get_attach_cookie not allowed in kprobe "
 		 "programs (%s): a program calling it did not load",
+		 feature_needs(id));
+	return 0;
+}
+
+/*
+ * A kprobe-type program loaded sleepable, calling bpf_copy_from_user into
+ * its stack: before 5.19 the verifier refuses a sleepable kprobe-type
+ * program ("Only fentry/fexit/fmod_ret and lsm programs can be
+ * sleepable"); since, only the attach to a kprobe is refused, and a uprobe
+ * is what --sleepable attaches to.
+ */
+int feature_probe_sleepable(enum feature_id id, char *why, size_t len)
+{
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 1 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_SLEEPABLE);
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", prog,
+			       sizeof(prog) / sizeof(prog[0]), &o);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	snprintf(why, len, "a sleepable kprobe-type program calling "
+		 "bpf_copy_from_user did not load (%s; %s)", pc_strerror(errno),
 		 feature_needs(id));
 	return 0;
 }

@@ -42,7 +42,8 @@ struct pc_arg {
 	__s16 pa_idx_off;       /* index register, -1 none */
 	__u8  pa_scale_shift;   /* log2 of SIB scale (0..3) */
 	__u8  pa_ip_rel;        /* add runtime probe address, see above */
-	__u8  pa_pad[6];
+	__u16 pa_buf_len;       /* ps_buf_mask: bytes read at the pointer */
+	__u8  pa_pad[4];
 	__s64 pa_val;           /* constant, or displacement */
 };
 
@@ -51,12 +52,24 @@ struct pc_spec {
 	__u32 ps_str_mask;      /* bit i: fetch arg i as a user string */
 	__u32 ps_probe_id;      /* userspace's index of the probe name */
 	__u32 ps_flags;         /* PC_SPEC_* */
+	__u32 ps_buf_mask;      /* bit i: arg i points to pa_buf_len bytes */
+	__u32 ps_pad;
 	struct pc_arg ps_args[PC_MAX_ARGS];
 };
 
 #define PC_SPEC_RETURN  1       /* return probe: arg 0 is the return value */
 
-/* Event header, followed by PC_MAX_ARGS strings when ps_str_mask != 0. */
+/*
+ * Event header, followed by PC_MAX_ARGS strings when ps_str_mask or
+ * ps_buf_mask != 0.
+ *
+ * An argument is its value (bytes), or it says why not: pe_err_mask bit i
+ * with pe_errno[i] the errno of the user-memory read that failed (EFAULT:
+ * the page had no page-table entry and a uprobe program cannot fault it
+ * in), or 0 where no read was tried (an operand the tracer cannot decode,
+ * a NULL string pointer).  A string longer than PC_STR_LEN - 1 bytes sets
+ * pe_trunc_mask bit i: its first PC_STR_LEN - 1 bytes are kept.
+ */
 struct pc_event {
 	__u64 pe_ts;            /* bpf_ktime_get_ns() */
 	__u32 pe_pid;           /* tgid */
@@ -65,6 +78,8 @@ struct pc_event {
 	__u32 pe_spec_id;       /* cookie: index into the specs map */
 	__u32 pe_nargs;
 	__u32 pe_err_mask;      /* bit i: arg i could not be read */
+	__u32 pe_trunc_mask;    /* bit i: string arg i cut at PC_STR_LEN - 1 */
+	__u8  pe_errno[PC_MAX_ARGS];
 	__u64 pe_args[PC_MAX_ARGS];
 };
 

@@ -44,6 +44,9 @@ struct probe_req {
 				 * (trace --args, default 6) */
 	uint32_t pr_str_mask;   /* bit i: argument i is read as a string
 				 * (trace --str) */
+	uint32_t pr_buf_mask;   /* bit i: argument i points to pr_buf_len[i]
+				 * bytes (trace --buf) */
+	uint16_t pr_buf_len[PC_MAX_ARGS];
 };
 
 /* What the probes are resolved against. */

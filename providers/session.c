@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "features.h"
 #include "log.h"
 #include "pc.skel.h"
 #include "session.h"
@@ -185,6 +186,34 @@ const char *session_attach_name(const struct pc_session *s)
 	return s->ps_ops->ao_name;
 }
 
+/*
+ * --sleepable: the site program loaded sleepable, told to prefault.  Only
+ * the cookie programs take it: a kernel that cannot run sleepable uprobes
+ * (before 5.19) has bpf_cookie, so the pc_place_* programs of kernels
+ * without it never need to (and a kernel made to look cookie-less, as
+ * pc-deny does, is refused with that reason).
+ */
+static int session_sleepable(struct pc_session *s)
+{
+	struct pc_bpf *skel = s->ps_skel;
+	char why[256];
+
+	if (!feature_has(FEATURE_SLEEPABLE_UPROBE, why, sizeof(why))) {
+		pc_err("--sleepable: this kernel cannot run sleepable uprobe "
+		       "programs: %s", why);
+		return -EOPNOTSUPP;
+	}
+	if (s->ps_site_prog != skel->progs.pc_usdt &&
+	    s->ps_site_prog != skel->progs.pc_usdt_multi) {
+		pc_err("--sleepable: sites are told apart by place here (no "
+		       "bpf_cookie), and only the cookie programs are sleepable");
+		return -EOPNOTSUPP;
+	}
+	skel->rodata->pc_sleepable = 1;
+	return bpf_program__set_flags(s->ps_site_prog,
+		bpf_program__flags(s->ps_site_prog) | BPF_F_SLEEPABLE);
+}
+
 int session_open(const struct session_opts *o, struct pc_session **out)
 {
 	struct pc_session *s = calloc(1, sizeof(*s));
@@ -233,6 +262,11 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		       s->ps_skel->rodata->pc_preempt_guard);
 	}
 	session_select_progs(s, o->so_progs);
+	if (o->so_sleepable) {
+		err = session_sleepable(s);
+		if (err)
+			goto fail;
+	}
 	err = pc_bpf__load(s->ps_skel);
 	if (err) {
 		pc_err("bpf: cannot load the BPF program: %s", pc_strerror(-err));

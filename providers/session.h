@@ -49,6 +49,9 @@ struct session_opts {
 	const struct attach_ops *so_attach;
 	int so_per_process;
 	unsigned so_ustack;     /* user stack frames per event, 0: none */
+	/* Site programs loaded sleepable, faulting in the pages their reads
+	 * need (pc.bpf.c, prefault); refused where the kernel cannot. */
+	int so_sleepable;
 };
 
 int  session_open(const struct session_opts *o, struct pc_session **out);

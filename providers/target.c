@@ -12,8 +12,8 @@
  * @fn on one object, and the request's options on each site it added:
  * the one place they reach a site, for every provider, for the sites of
  * the first resolution as for follow.c's late ones.  pr_nargs needs the
- * provider (it shapes the pid provider's operands); pr_str_mask only the
- * spec.
+ * provider (it shapes the pid provider's operands); pr_str_mask and
+ * pr_buf_mask only the spec.
  */
 static int one_object(const struct probe_req *req,
 		      const struct target_obj *ob, target_obj_fn fn, void *ctx,
@@ -22,8 +22,14 @@ static int one_object(const struct probe_req *req,
 	size_t first = out->ss_n;
 	int n = fn(req, ob, ctx, out);
 
-	for (size_t i = first; i < out->ss_n; i++)
-		out->ss_v[i].st_spec.ps_str_mask = req->pr_str_mask;
+	for (size_t i = first; i < out->ss_n; i++) {
+		struct pc_spec *sp = &out->ss_v[i].st_spec;
+
+		sp->ps_str_mask = req->pr_str_mask;
+		sp->ps_buf_mask = req->pr_buf_mask;
+		for (int a = 0; a < PC_MAX_ARGS; a++)
+			sp->ps_args[a].pa_buf_len = req->pr_buf_len[a];
+	}
 	return n;
 }
 

@@ -2,9 +2,11 @@
 # strings.bats — `trace --str N[,N..]`: argument N is a char * and is
 # printed as the string it points to, as a JSON string: at most 255 bytes
 # (PC_STR_LEN 256 with the NUL), escaped so that a JSON parser gives back
-# the very bytes the program had.  What is not a readable pointer (an
-# integer, NULL) prints null; bad --str values are refused with exit 2
-# before anything is attached or run.
+# the very bytes the program had; a longer one as {"truncated":"<255>"}.
+# What is not a readable pointer (an integer) prints
+# {"unreadable":"EFAULT"}, a NULL pointer null; bad --str values are
+# refused with exit 2 before anything is attached or run.  Memory the
+# program has not touched: untouched.bats.
 #
 # Expected strings are written out here and also compared with the
 # fixture's oracle by oraclecmp, which decodes JSON strings to bytes.
@@ -84,9 +86,12 @@ abc() {
 	for n in 1 254 255; do
 		has_args "$t" 1 "[\"$(abc "$n")\",$n]"
 	done
+	# Cut at 255 bytes and marked as cut, never bare bytes that read as
+	# the whole string; the summary counts them.
 	for n in 256 257 300 4096; do
-		has_args "$t" 1 "[\"$(abc 255)\",$n]"
+		has_args "$t" 1 "[{\"truncated\":\"$(abc 255)\"},$n]"
 	done
+	grep -q ' unreadable=0 truncated=4$' "$t.err" || fail "summary: $(grep summary: "$t.err")"
 	# Nothing longer than 255 bytes anywhere.
 	run -1 grep -E '"[a-z]{256,}"' "$t"
 }
@@ -123,24 +128,23 @@ abc() {
 	fi
 }
 
-@test "strings.not-pointer: --str on an argument that is not a pointer prints null there and nothing else changes" {
-	pc_probecheck_only "null for a --str argument that is not a readable pointer"
+@test "strings.not-pointer: --str on an argument that is not a pointer prints it as unreadable (EFAULT), a NULL pointer as null, nothing else changes" {
+	pc_probecheck_only "the unreadable marker for a --str argument that is not a readable pointer"
 	local bin o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	bin=$(fx_first_bin)
-	# fx:a2 (i64 -1001, i32 -1002): index 1 is an integer, no address.
-	# fx:a3 with 0: a NULL pointer.  fx:str index 1: its length, 8.
+	# fx:a2 (i64 -1001, i32 -1002): as addresses, kernel ones.
+	# fx:a3 with 0: NULL pointers.  fx:str index 1: its length, 8.
 	# Index 11: past the last argument of all three, ignored.
 	trace_json "$t" --str 1,0,11 -c "$bin --oracle $o fire:fx:a2:1 fire:fx:a3:1:0,0,0 fire:fx:str:1" \
 		"usdt:$bin:fx:a2" "usdt:$bin:fx:a3" "usdt:$bin:fx:str"
 	assert_summary 3 "$t.err"
-	has_args "$t" 1 '[null,null]'
-	# fx:a2's arg 0 is -1001 as a pointer: also unreadable.
-	run -0 grep -c '"probe":"fx:a2".*"args":\[null,null\]}$' "$t"
+	local u='{"unreadable":"EFAULT"}'
+	run -0 grep -cF "\"probe\":\"fx:a2\",\"pid\"" "$t"
 	assert_output 1
-	run -0 grep -c '"probe":"fx:a3".*"args":\[null,null,0\]}$' "$t"
-	assert_output 1
-	run -0 grep -c '"probe":"fx:str".*"args":\["fx-str-0",null\]}$' "$t"
-	assert_output 1
+	has_args "$t" 1 "[$u,$u]"
+	has_args "$t" 1 '[null,null,0]'
+	has_args "$t" 1 "[\"fx-str-0\",$u]"
+	grep -q ' unreadable=3 truncated=0$' "$t.err" || fail "summary: $(grep summary: "$t.err")"
 	# --str alone never changes the values of other arguments.
 	trace_json "$t" --str 11 -c "$bin --oracle $o.2 fire:fx:a2:1" "usdt:$bin:fx:a2"
 	assert_oracle "$o.2" "$t"

@@ -20,7 +20,8 @@ void usage(FILE *f)
 	attach_mode_names(modes, sizeof(modes), "|");
 	fprintf(f, "usage: probecheck list [--json] FILE\n"
 		"       probecheck list [--json] -p PID\n"
-		"       probecheck trace [--json] [--str N[,N...]] [--args N] [--ready FILE] [-v]\n"
+		"       probecheck trace [--json] [--str N[,N...]] [--buf N,LEN]... [--sleepable]\n"
+		"                        [--args N] [--ready FILE] [-v]\n"
 		"                        [--attach %s|auto] [--follow] [--ustack[=N]]\n"
 		"                        [-c 'CMD' | -p PID | -a] PROBE...\n"
 		"       probecheck cleanup\n"

@@ -37,6 +37,29 @@ static int parse_str_list(const char *s, uint32_t *mask)
 	return err;
 }
 
+/* --buf N,LEN: argument N points to LEN (1..PC_STR_LEN) bytes. */
+static int parse_buf(const char *s, struct trace_opts *o)
+{
+	char *end;
+	long n = strtol(s, &end, 10), len;
+
+	if (end == s || *end != ',' || n < 0 || n >= PC_MAX_ARGS) {
+		pc_err("--buf '%s': not N,LEN with N an argument index 0..%d",
+		       s, PC_MAX_ARGS - 1);
+		return -EINVAL;
+	}
+	s = end + 1;
+	len = strtol(s, &end, 10);
+	if (end == s || *end || len < 1 || len > PC_STR_LEN) {
+		pc_err("--buf '%s': LEN not a number of bytes 1..%d", s,
+		       PC_STR_LEN);
+		return -EINVAL;
+	}
+	o->to_buf_mask |= 1u << n;
+	o->to_buf_len[n] = (uint16_t)len;
+	return 0;
+}
+
 /* --args N: how many arguments pid entry probes fetch. */
 static int parse_nargs(const char *s, int *n)
 {
@@ -96,6 +119,8 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "attach", required_argument, NULL, 'A' },
 		{ "ustack", optional_argument, NULL, 'S' },
+		{ "buf", required_argument, NULL, 'B' },
+		{ "sleepable", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -130,6 +155,11 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 			if (parse_ustack(optarg, &o->to_ustack))
 				return -EINVAL;
 			break;
+		case 'B':
+			if (parse_buf(optarg, o))
+				return -EINVAL;
+			break;
+		case 'L': o->to_sleepable = 1; break;
 		case 'c': o->to_cmd = optarg; break;
 		case 'p':
 			if (parse_pid(optarg, &o->to_pid))
@@ -141,6 +171,11 @@ int trace_parse_opts(int argc, char **argv, struct trace_opts *o)
 			bad_option("trace", c, argv, at);
 			return -EINVAL;
 		}
+	}
+	if (o->to_str_mask & o->to_buf_mask) {
+		pc_err("trace: an argument is either --str or --buf, not both "
+		       "(argument %d)", __builtin_ctz(o->to_str_mask & o->to_buf_mask));
+		return -EINVAL;
 	}
 	if (!!o->to_cmd + !!o->to_pid + o->to_all > 1) {
 		pc_err("trace: give at most one of -c CMD, -p PID or -a");
@@ -189,6 +224,8 @@ static int probe_parse(const struct trace_opts *o, int i,
 		return err;
 	req->pr_nargs = o->to_nargs;
 	req->pr_str_mask = o->to_str_mask;
+	req->pr_buf_mask = o->to_buf_mask;
+	memcpy(req->pr_buf_len, o->to_buf_len, sizeof(req->pr_buf_len));
 	return 0;
 }
 

@@ -14,6 +14,9 @@ struct probe_req;
 struct trace_opts {
 	int    to_json;
 	uint32_t to_str_mask;   /* --str: argument indexes read as strings */
+	uint32_t to_buf_mask;   /* --buf N,LEN: argument N points to LEN bytes */
+	uint16_t to_buf_len[PC_MAX_ARGS];
+	int    to_sleepable;    /* --sleepable: fault pages in (pc.bpf.c) */
 	const char *to_ready;   /* --ready FILE */
 	const char *to_cmd;     /* -c */
 	pid_t  to_pid;          /* -p */
@@ -33,6 +36,9 @@ struct trace_out {
 	const struct site_set *tr_sites;  /* pe_spec_id indexes this */
 	int    tr_json;
 	struct ustack_syms *tr_syms;      /* --ustack's symbolizer */
+	/* Arguments printed as not read with an errno, strings cut: the
+	 * summary's unreadable= and truncated=. */
+	unsigned long long tr_unreadable, tr_truncated;
 };
 
 /* session_event_fn for the event ring: one output line per event. */

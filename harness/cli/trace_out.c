@@ -3,8 +3,8 @@
  *
  * Integers are printed by the operand's declared sign: signed operands as
  * int64 (negative when they are), unsigned ones as uint64, so 8@$-1 prints
- * 18446744073709551615 and -8@... prints -1.  An operand the tracer could
- * not read prints as null (JSON) or '?' (text), in its own position.
+ * 18446744073709551615 and -8@... prints -1.  An argument the tracer
+ * could not read says so in its own position (print_arg): never a value.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,20 +16,66 @@
 #include "trace.h"
 #include "ustack.h"
 
-static void print_arg(FILE *f, const struct pc_event *ev, const struct site *st,
-		      const char (*strs)[PC_STR_LEN], int i, int json)
+/* A buffer as lowercase hex, two digits a byte: JSON string or bare. */
+static void print_hex(FILE *f, const char *b, unsigned len, int json)
+{
+	if (json)
+		fputc('"', f);
+	for (unsigned i = 0; i < len && i < PC_STR_LEN; i++)
+		fprintf(f, "%02x", (unsigned char)b[i]);
+	if (json)
+		fputc('"', f);
+}
+
+/*
+ * Argument @i of @ev.  Not read: with the read's errno, JSON
+ * {"unreadable":"EFAULT"}, text <unreadable:EFAULT> (counted); with none
+ * (an operand the tracer cannot decode, a NULL string) null or '?'.  A
+ * string cut at PC_STR_LEN - 1 bytes: {"truncated":"..."} or
+ * <truncated:"...">, never bytes that read as the whole string.
+ */
+static void print_arg(FILE *f, struct trace_out *t, const struct pc_event *ev,
+		      const struct site *st, const char (*strs)[PC_STR_LEN],
+		      int i)
 {
 	const struct pc_arg *a = &st->st_spec.ps_args[i];
+	uint32_t bit = 1u << i;
+	int json = t->tr_json;
 
-	if (ev->pe_err_mask & (1u << i)) {
-		fputs(json ? "null" : "?", f);
+	if (ev->pe_err_mask & bit) {
+		const char *name;
+		char nb[16];
+
+		if (!ev->pe_errno[i]) {
+			fputs(json ? "null" : "?", f);
+			return;
+		}
+		name = strerrorname_np(ev->pe_errno[i]);
+		if (!name) {
+			snprintf(nb, sizeof(nb), "E%u", ev->pe_errno[i]);
+			name = nb;
+		}
+		t->tr_unreadable++;
+		fprintf(f, json ? "{\"unreadable\":\"%s\"}" : "<unreadable:%s>",
+			name);
 		return;
 	}
-	if (strs && (st->st_spec.ps_str_mask & (1u << i))) {
+	if (strs && (st->st_spec.ps_buf_mask & bit)) {
+		print_hex(f, strs[i], a->pa_buf_len, json);
+		return;
+	}
+	if (strs && (st->st_spec.ps_str_mask & bit)) {
 		char buf[PC_STR_LEN];
+		int cut = !!(ev->pe_trunc_mask & bit);
 
 		snprintf(buf, sizeof(buf), "%s", strs[i]);
+		if (cut) {
+			t->tr_truncated++;
+			fputs(json ? "{\"truncated\":" : "<truncated:", f);
+		}
 		json_str(f, buf);
+		if (cut)
+			fputc(json ? '}' : '>', f);
 		return;
 	}
 	if (a->pa_signed)
@@ -108,7 +154,7 @@ void trace_print_event(void *ctx, const struct pc_event *ev,
 		       const char (*strs)[PC_STR_LEN],
 		       const struct pc_ustack *stk)
 {
-	const struct trace_out *t = ctx;
+	struct trace_out *t = ctx;
 	const struct site *st;
 	FILE *f = stdout;
 
@@ -127,7 +173,7 @@ void trace_print_event(void *ctx, const struct pc_event *ev,
 	}
 	for (unsigned i = 0; i < ev->pe_nargs && i < PC_MAX_ARGS; i++) {
 		fputs(t->tr_json ? (i ? "," : "") : " ", f);
-		print_arg(f, ev, st, strs, i, t->tr_json);
+		print_arg(f, t, ev, st, strs, i);
 	}
 	if (t->tr_json)
 		fputc(']', f);

@@ -243,7 +243,7 @@ static void site_counts(struct pc_session *s, const struct site_set *ss)
  * may have (follow_verdict): the output is not what happened, and the
  * exit status says so. */
 static int summary(struct pc_session *s, const struct site_set *ss,
-		   struct follow *fw)
+		   struct follow *fw, const struct trace_out *out)
 {
 	uint64_t hits, drops, delivered, seen = session_counter(s, PC_CNT_SEEN);
 	int bad = 0;
@@ -257,9 +257,10 @@ static int summary(struct pc_session *s, const struct site_set *ss,
 			(unsigned long long)delivered);
 		return -1;
 	}
-	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu\n",
+	fprintf(stderr, "probecheck: summary: delivered=%llu dropped=%llu hits=%llu"
+		" unreadable=%llu truncated=%llu\n",
 		(unsigned long long)delivered, (unsigned long long)drops,
-		(unsigned long long)hits);
+		(unsigned long long)hits, out->tr_unreadable, out->tr_truncated);
 	pc_dbg("summary: seen=%llu filtered=%llu (hits of processes not "
 	       "traced)", (unsigned long long)seen,
 	       (unsigned long long)(seen - hits));
@@ -334,6 +335,7 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 				   .so_event = trace_print_event,
 				   .so_ctx = &out,
 				   .so_ustack = o->to_ustack,
+				   .so_sleepable = o->to_sleepable,
 				   .so_attach = o->to_attach,
 				   /* with a pid, uprobe_multi must also see
 				    * every thread */
@@ -421,7 +423,7 @@ int trace_run(const struct trace_opts *o, const struct probe_req *reqs,
 	       session_attach_name(s));
 	session_drain(s);
 	rc = err < 0 ? EXIT_RUNTIME : EXIT_OK;
-	if (summary(s, ss, fw))
+	if (summary(s, ss, fw, &out))
 		rc = EXIT_RUNTIME;
 out:
 	follow_stop(fw);

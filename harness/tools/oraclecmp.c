@@ -22,7 +22,10 @@
  * keeps integers as canonical decimal text, range-checked against 64 bits,
  * never converted; strings are decoded and re-encoded so that "\u0041"
  * equals "A".  A line is flat (no object inside it) but for a trace's
- * "ustack" list of frames, which is left to stackcmp.
+ * "ustack" list of frames, which is left to stackcmp, and an argument
+ * that is a marker instead of data: an object of one scalar member,
+ * {"unreadable":"EFAULT"} or {"truncated":"..."} (docs/cli.md), compared
+ * as such, so a marker equals only the same marker.
  *
  * --mask PROBE:N compares argument N (1-based) of PROBE's events as "*"
  * on both sides: for a test that has shown, by other means, why that
@@ -190,7 +193,37 @@ static int put_scalar(struct buf *out, const json_t *v)
 	return buf_puts(out, json_is_null(v) ? "null" : json_is_true(v) ? "true" : "false");
 }
 
-/* An array of scalars, canonical: "[1,-2,\"s\",null]". */
+/* An argument that says it is not plain data, canonical:
+ * {"unreadable":"EFAULT"}, {"truncated":"abc"}: one member, a scalar. */
+static int put_marker(struct buf *out, const json_t *o, struct jsonl_err *e,
+		      long col)
+{
+	const char *key, *k;
+	json_t *v;
+	int err;
+
+	if (json_object_size(o) != 1)
+		return fail(e, col, "an object in an array must have one member");
+	json_object_foreach((json_t *)o, key, v) {
+		if (json_is_array(v) || json_is_object(v))
+			return fail(e, col, "nested array or object in an array");
+		k = jsonl_key(key);
+		err = buf_puts(out, "{");
+		if (!err)
+			err = put_json_string(out, k, strlen(k));
+		if (!err)
+			err = buf_puts(out, ":");
+		if (!err)
+			err = put_scalar(out, v);
+		if (!err)
+			err = buf_puts(out, "}");
+		return err;
+	}
+	return 0;
+}
+
+/* An array of scalars and one-member markers, canonical:
+ * "[1,-2,\"s\",null,{\"unreadable\":\"EFAULT\"}]". */
 static int put_array(struct buf *out, const json_t *a, struct jsonl_err *e, long col)
 {
 	const json_t *v;
@@ -200,12 +233,13 @@ static int put_array(struct buf *out, const json_t *a, struct jsonl_err *e, long
 	json_array_foreach(a, i, v) {
 		if (err)
 			break;
-		if (json_is_array(v) || json_is_object(v))
-			return fail(e, col, "nested array or object in an array");
+		if (json_is_array(v))
+			return fail(e, col, "nested array in an array");
 		if (i)
 			err = buf_puts(out, ",");
 		if (!err)
-			err = put_scalar(out, v);
+			err = json_is_object(v) ? put_marker(out, v, e, col)
+						: put_scalar(out, v);
 	}
 	return err ? err : buf_puts(out, "]");
 }

@@ -48,6 +48,19 @@ const volatile __u32 pc_preempt_guard = 0;
 extern void bpf_preempt_disable(void) __ksym __weak;
 extern void bpf_preempt_enable(void) __ksym __weak;
 
+/*
+ * Set before load with --sleepable: the site programs are loaded sleepable
+ * (5.19+) and, before the event is taken, fault in the user pages its
+ * arguments will be read from (prefault).  A uprobe program's reads
+ * (bpf_probe_read_user*) cannot fault: a page without a page-table entry
+ * reads as EFAULT even with its data in the page cache.  The reads stay
+ * the non-faulting ones, under the preemption guard; only the faulting
+ * touch, which may sleep, is outside it.  With 0 the verifier removes the
+ * call before it would refuse bpf_copy_from_user in a non-sleepable
+ * program.
+ */
+const volatile __u32 pc_sleepable = 0;
+
 #define GUARDED(body) ({					\
 	int __r;						\
 	if (pc_preempt_guard)					\
@@ -107,6 +120,14 @@ struct {
 	__type(value, __u64);
 } pc_counters SEC(".maps");
 
+/* prefault's string read: only its result matters. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[PC_STR_LEN]);
+} pc_scratch SEC(".maps");
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *c = bpf_map_lookup_elem(&pc_counters, &which);
@@ -132,11 +153,11 @@ static __always_inline __u64 reg_at(struct pt_regs *ctx, __s16 off, int *err)
 
 	/* ctx cannot be indexed with a variable offset directly. */
 	if (off < 0 || off > (int)(sizeof(struct pt_regs) - 8)) {
-		*err = 1;
+		*err = -1;
 		return 0;
 	}
 	if (bpf_probe_read_kernel(&v, sizeof(v), (void *)ctx + off))
-		*err = 1;
+		*err = -1;
 	return v;
 }
 
@@ -156,11 +177,31 @@ static __always_inline int read_user(__u64 *v, __u8 size, __u64 addr)
 	}
 }
 
-/* One argument; sets *err when it cannot be read. */
+/* Where a memory operand is: *err -1 if a register of it cannot be read. */
+static __always_inline __u64 mem_addr(struct pt_regs *ctx,
+				      const struct pc_arg *a, int *err)
+{
+	__u64 addr = (__u64)a->pa_val;
+
+	if (a->pa_reg_off >= 0)
+		addr += reg_at(ctx, a->pa_reg_off, err);
+	if (a->pa_idx_off >= 0)
+		addr += reg_at(ctx, a->pa_idx_off, err)
+			<< (a->pa_scale_shift & 3);
+	if (a->pa_ip_rel)
+		addr += PT_REGS_IP(ctx);
+	return addr;
+}
+
+/*
+ * One argument.  *err: 0 read, the errno (> 0) of a user-memory read that
+ * failed, -1 for an operand that cannot be read at all.
+ */
 static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
 				       const struct pc_arg *a, int *err)
 {
 	__u64 v = 0, addr;
+	int r;
 
 	switch (a->pa_kind) {
 	case PC_ARG_CONST:
@@ -169,19 +210,15 @@ static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
 		v = reg_at(ctx, a->pa_reg_off, err) >> (a->pa_reg_shift & 63);
 		return extend(v, a);
 	case PC_ARG_MEM:
-		addr = (__u64)a->pa_val;
-		if (a->pa_reg_off >= 0)
-			addr += reg_at(ctx, a->pa_reg_off, err);
-		if (a->pa_idx_off >= 0)
-			addr += reg_at(ctx, a->pa_idx_off, err)
-				<< (a->pa_scale_shift & 3);
-		if (a->pa_ip_rel)
-			addr += PT_REGS_IP(ctx);
-		if (read_user(&v, a->pa_size, addr))
-			*err = 1;
+		addr = mem_addr(ctx, a, err);
+		if (*err)
+			return 0;
+		r = read_user(&v, a->pa_size, addr);
+		if (r)
+			*err = r < 0 && r > -256 ? -r : -1;
 		return extend(v, a);
 	default:
-		*err = 1;
+		*err = -1;
 		return 0;
 	}
 }
@@ -274,6 +311,14 @@ static __always_inline void count_site(__u32 id, int hit)
 		__sync_fetch_and_add(&c->sc_hits, 1);
 }
 
+/* Argument @i could not be read: @err as fetch_arg sets it. */
+static __always_inline void set_err(struct pc_event *e, int i, int err)
+{
+	e->pe_err_mask |= 1u << i;
+	if (i < PC_MAX_ARGS)
+		e->pe_errno[i] = err > 0 && err < 256 ? err : 0;
+}
+
 static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
 				 const struct pc_spec *s, __u32 id, __u64 pid_tgid)
 {
@@ -284,6 +329,8 @@ static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
 	e->pe_spec_id = id;
 	e->pe_nargs = s->ps_nargs;
 	e->pe_err_mask = 0;
+	e->pe_trunc_mask = 0;
+	__builtin_memset(e->pe_errno, 0, sizeof(e->pe_errno));
 	__builtin_memset(e->pe_args, 0, sizeof(e->pe_args));
 	/*
 	 * The loop's only back-edge must be its conditional jump: a
@@ -296,22 +343,67 @@ static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
 
 		e->pe_args[i] = fetch_arg(ctx, &s->ps_args[i], &err);
 		if (err)
-			e->pe_err_mask |= 1u << i;
+			set_err(e, i, err);
 	}
+}
+
+/*
+ * String @i: the bytes up to the NUL, or the first PC_STR_LEN - 1 marked
+ * as cut.  bpf_probe_read_user_str returns PC_STR_LEN both for a string of
+ * exactly PC_STR_LEN - 1 bytes and for a longer one (it read the byte at
+ * PC_STR_LEN - 1 and wrote a NUL over it): that byte tells them apart.
+ * A NULL pointer is no string (null, no errno); any other failure keeps
+ * its errno and no bytes (the helper zeroes the buffer).
+ */
+static __always_inline void fill_str(struct pc_event_str *e, int i, __u64 p)
+{
+	long r;
+	char c = 0;
+
+	if (!p) {
+		set_err(&e->ps_ev, i, -1);
+		return;
+	}
+	r = bpf_probe_read_user_str(e->ps_str[i], PC_STR_LEN, (void *)p);
+	if (r < 0) {
+		set_err(&e->ps_ev, i, r > -256 ? (int)-r : -1);
+		return;
+	}
+	if (r == PC_STR_LEN &&
+	    (bpf_probe_read_user(&c, 1, (void *)(p + PC_STR_LEN - 1)) || c))
+		e->ps_ev.pe_trunc_mask |= 1u << i;
+}
+
+/* Buffer @i: exactly pa_buf_len bytes (1..PC_STR_LEN), or none. */
+static __always_inline void fill_buf(struct pc_event_str *e, int i, __u64 p,
+				     __u32 len)
+{
+	long r;
+
+	if (len < 1 || len > PC_STR_LEN) {
+		set_err(&e->ps_ev, i, -1);
+		return;
+	}
+	r = bpf_probe_read_user(e->ps_str[i], len, (void *)p);
+	if (r < 0)
+		set_err(&e->ps_ev, i, r > -256 ? (int)-r : -1);
 }
 
 static __always_inline void fill_strings(struct pc_event_str *e,
 					 const struct pc_spec *s)
 {
 	for (int i = 0; i < PC_MAX_ARGS; i++) {
+		__u32 bit = 1u << i;
+
 		e->ps_str[i][0] = 0;
-		if (!(s->ps_str_mask & (1u << i)) || i >= s->ps_nargs)
+		if (!((s->ps_str_mask | s->ps_buf_mask) & bit) || i >= s->ps_nargs)
 			continue;
-		if (e->ps_ev.pe_err_mask & (1u << i))
+		if (e->ps_ev.pe_err_mask & bit)
 			continue;
-		if (bpf_probe_read_user_str(e->ps_str[i], PC_STR_LEN,
-					    (void *)e->ps_ev.pe_args[i]) < 0)
-			e->ps_ev.pe_err_mask |= 1u << i;
+		if (s->ps_buf_mask & bit)
+			fill_buf(e, i, e->ps_ev.pe_args[i], s->ps_args[i].pa_buf_len);
+		else
+			fill_str(e, i, e->ps_ev.pe_args[i]);
 	}
 }
 
@@ -352,7 +444,7 @@ static __always_inline int handle_id(struct pt_regs *ctx, __u32 id)
 		fill_strings(&e->ks_es, s);
 		fill_stack(ctx, &e->ks_stack);
 		bpf_ringbuf_submit(e, 0);
-	} else if (s->ps_str_mask) {
+	} else if (s->ps_str_mask | s->ps_buf_mask) {
 		struct pc_event_str *e;
 
 		e = bpf_ringbuf_reserve(&pc_ring, sizeof(*e), 0);
@@ -376,6 +468,72 @@ drop:
 	return 0;
 }
 
+#define PC_PAGE 4096ULL
+
+/* Fault in the page of @addr as the program's own load would (a read
+ * fault: nothing is written).  Sleepable programs only. */
+static __always_inline void touch(__u64 addr)
+{
+	char c;
+
+	bpf_copy_from_user(&c, 1, (void *)addr);
+}
+
+static __always_inline void touch_range(__u64 addr, __u64 len)
+{
+	touch(addr);
+	if (len > 1 && (addr & ~(PC_PAGE - 1)) != ((addr + len - 1) & ~(PC_PAGE - 1)))
+		touch(addr + len - 1);
+}
+
+/*
+ * --sleepable: every page the hit's reads will need, present.  A string
+ * is touched at its start, and on the next page only if a read from a
+ * present first page still fails (it runs on into that page): never a
+ * page the string does not reach.  A page reclaimed again before the read
+ * reads as EFAULT, as without --sleepable: marked, not made up.
+ */
+static __noinline int prefault(struct pt_regs *ctx)
+{
+	__u32 id = (__u32)bpf_get_attach_cookie(ctx), zero = 0;
+	const struct pc_spec *s;
+	char *tmp;
+
+	if (!pid_wanted())
+		return 0;
+	s = bpf_map_lookup_elem(&pc_specs, &id);
+	tmp = bpf_map_lookup_elem(&pc_scratch, &zero);
+	if (!s || !tmp)
+		return 0;
+	for (int i = 0; i < PC_MAX_ARGS && i < s->ps_nargs; i++) {
+		const struct pc_arg *a = &s->ps_args[i];
+		__u32 bit = 1u << i;
+		int err = 0;
+		__u64 p;
+
+		if (a->pa_kind == PC_ARG_MEM) {
+			p = mem_addr(ctx, a, &err);
+			if (!err)
+				touch_range(p, a->pa_size);
+		}
+		if (!((s->ps_str_mask | s->ps_buf_mask) & bit))
+			continue;
+		err = 0;
+		p = fetch_arg(ctx, a, &err);
+		if (err || !p)
+			continue;
+		if (s->ps_buf_mask & bit) {
+			touch_range(p, a->pa_buf_len);
+			continue;
+		}
+		touch(p);
+		if (((p | (PC_PAGE - 1)) + 1 < p + PC_STR_LEN) &&
+		    bpf_probe_read_user_str(tmp, PC_STR_LEN, (void *)p) < 0)
+			touch((p | (PC_PAGE - 1)) + 1);
+	}
+	return 0;
+}
+
 /* Not inlined: GUARDED's caller then keeps ctx in a register across the
  * bpf_preempt_disable call instead of on the stack (structure.bats reads
  * the object to check that nothing is spilled before the guard is up). */
@@ -387,6 +545,8 @@ static __noinline int handle(struct pt_regs *ctx)
 SEC("uprobe")
 int pc_usdt(struct pt_regs *ctx)
 {
+	if (pc_sleepable)
+		prefault(ctx);
 	return GUARDED(handle(ctx));
 }
 
@@ -400,6 +560,8 @@ int pc_usdt(struct pt_regs *ctx)
 SEC("uprobe")
 int pc_usdt_multi(struct pt_regs *ctx)
 {
+	if (pc_sleepable)
+		prefault(ctx);
 	return GUARDED(handle(ctx));
 }
 

@@ -522,9 +522,10 @@ assert_oracle() {
 }
 
 # assert_summary EXPECTED [FILE]: the tracer's one summary line
-#   probecheck: summary: delivered=D dropped=X hits=H
+#   probecheck: summary: delivered=D dropped=X hits=H[ unreadable=U truncated=T]
 # has D + X == H and H == EXPECTED.  Reads FILE, else $stderr (run
-# --separate-stderr), else $output.  Sets PC_DELIVERED, PC_DROPPED, PC_HITS.
+# --separate-stderr), else $output.  Sets PC_DELIVERED, PC_DROPPED, PC_HITS,
+# and PC_UNREADABLE, PC_TRUNCATED ('' where the line has none: an adapter's).
 assert_summary() {
 	local want=$1 text lines
 	if ! pc_tracer_claim accounting; then
@@ -542,9 +543,10 @@ assert_summary() {
 	lines=$(grep -E '^probecheck: summary: ' <<<"$text" || true)
 	[[ -n $lines ]] || { fail "assert_summary: no 'probecheck: summary:' line in: $text"; return 1; }
 	[[ $(wc -l <<<"$lines") == 1 ]] || { fail "assert_summary: more than one summary line: $lines"; return 1; }
-	[[ $lines =~ ^probecheck:\ summary:\ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)$ ]] ||
+	[[ $lines =~ ^probecheck:\ summary:\ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)(\ unreadable=([0-9]+)\ truncated=([0-9]+))?$ ]] ||
 		{ fail "assert_summary: malformed summary line: '$lines'"; return 1; }
 	PC_DELIVERED=${BASH_REMATCH[1]} PC_DROPPED=${BASH_REMATCH[2]} PC_HITS=${BASH_REMATCH[3]}
+	PC_UNREADABLE=${BASH_REMATCH[5]} PC_TRUNCATED=${BASH_REMATCH[6]}
 	if ((PC_DELIVERED + PC_DROPPED != PC_HITS)); then
 		fail "assert_summary: delivered $PC_DELIVERED + dropped $PC_DROPPED != hits $PC_HITS"; return 1
 	fi
