@@ -58,7 +58,7 @@ judge() {
 	# The tracer's own account of hits, when it keeps one.
 	pc_tracer_claim accounting || return 0
 	sum=$(grep '^probecheck: summary: ' "$trace.err" || true)
-	if [[ ! $sum =~ ^probecheck:\ summary:\ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)$ ]]; then
+	if [[ ! $sum =~ ^probecheck:\ summary:\ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)(\ unreadable=[0-9]+\ truncated=[0-9]+)?$ ]]; then
 		echo "no well-formed summary line on stderr: '$sum'"
 		return 0
 	fi

@@ -239,7 +239,7 @@ after_death() {
 assert_summary_sane() {
 	local line
 	line=$(grep '^probecheck: summary: ' "$1") || fail "no summary line in $1"
-	[[ $line =~ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)$ ]] ||
+	[[ $line =~ delivered=([0-9]+)\ dropped=([0-9]+)\ hits=([0-9]+)\ unreadable=[0-9]+\ truncated=[0-9]+$ ]] ||
 		fail "malformed summary: $line"
 	((BASH_REMATCH[1] + BASH_REMATCH[2] == BASH_REMATCH[3])) ||
 		fail "delivered + dropped != hits: $line"

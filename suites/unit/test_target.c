@@ -41,6 +41,45 @@ static int resolve_len(size_t len)
 	return target_resolve(&req, &tg, record, NULL, &out);
 }
 
+/* Two sites, as a provider adds them. */
+static int two_sites(const struct probe_req *req, const struct target_obj *ob,
+		     void *ctx, struct site_set *out)
+{
+	for (int i = 0; i < 2; i++)
+		if (!site_set_add(out))
+			return -ENOMEM;
+	return 2;
+}
+
+/* --str and --buf reach every site a request made (one_object): the
+ * masks and each buffer's length, the other slots' lengths 0. */
+static void test_options_reach_sites(void)
+{
+	struct probe_req req = { .pr_text = "usdt:/bin/sh:p:n", .pr_kind = "usdt",
+				 .pr_path = "/bin/sh", .pr_a = "p", .pr_b = "n",
+				 .pr_str_mask = 0x5, .pr_buf_mask = 0x802 };
+	struct pm_objects none = { 0 };
+	struct target tg = { .tg_pid = 0, .tg_maps = &none };
+	struct site_set out = { 0 };
+	int ok = 1;
+
+	req.pr_buf_len[1] = 64;
+	req.pr_buf_len[11] = 256;
+	UNIT_EQ_INT(target_resolve(&req, &tg, two_sites, NULL, &out), 2,
+		    "two sites resolved");
+	for (size_t i = 0; i < out.ss_n; i++) {
+		const struct pc_spec *sp = &out.ss_v[i].st_spec;
+
+		ok &= sp->ps_str_mask == 0x5 && sp->ps_buf_mask == 0x802;
+		for (int a = 0; a < PC_MAX_ARGS; a++)
+			ok &= sp->ps_args[a].pa_buf_len ==
+			      (a == 1 ? 64 : a == 11 ? 256 : 0);
+	}
+	UNIT_TRUE(out.ss_n == 2 && ok, "every site has the string and buffer "
+		  "masks and each buffer's length, the last slot's too");
+	site_set_free(&out);
+}
+
 int main(void)
 {
 	char prefix[64], what[160];
@@ -60,5 +99,6 @@ int main(void)
 	snprintf(what, sizeof(what), "probecheck: probe 'usdt:PATH:p:n': %s: '%s/aaaa",
 		 strerror(ENAMETOOLONG), prefix);
 	UNIT_TRUE(!strncmp(unit_captured, what, strlen(what)), "the message says why and names it");
+	test_options_reach_sites();
 	return unit_done();
 }

@@ -110,13 +110,13 @@ def row(path, issues):
     return {col: cell(by_id[i], counts, issues) for i, col in CASES if i in by_id}
 
 
-def kernel_tap(kdir):
-    """The ustack TAP of a kernel column's first repeat (guest or host)."""
-    for p in (os.path.join(kdir, "results", "r1", "ustack", "ustack.tap"),
-              os.path.join(kdir, "results", "r1", "all", "ustack.tap")):
+def kernel_tap(kdir, suite="ustack"):
+    """The SUITE TAP of a kernel column's first repeat (guest or host)."""
+    for p in (os.path.join(kdir, "results", "r1", suite, f"{suite}.tap"),
+              os.path.join(kdir, "results", "r1", "all", f"{suite}.tap")):
         if os.path.exists(p):
             return p
-    hits = sorted(glob.glob(os.path.join(kdir, "results", "r1", "*", "ustack.tap")))
+    hits = sorted(glob.glob(os.path.join(kdir, "results", "r1", "*", f"{suite}.tap")))
     return hits[0] if hits else None
 
 

@@ -21,7 +21,7 @@ import time
 from collections import namedtuple
 
 from . import check, findings as F, htmlview as V, kdir as K, kernlog, matrix, mutation, results_md
-from . import stacks as S, tracers as T
+from . import stacks as S, tracers as T, untouched as U
 from .errors import ReportError, read_optional
 from .md import esc, first_sentence, secs
 
@@ -265,7 +265,7 @@ def write(results, run, wall, issues, matrices, root):
     rel = read_optional(os.path.join(results, "run", "kernel")) or "unknown"
     commit = run_commit(results, root)
     relp = lambda d: _rel(d, root)
-    older, broken, mats, confs, tracer_stacks = [], [], [], [], []
+    older, broken, mats, confs, tracer_stacks, tracer_ut = [], [], [], [], [], []
     for m, cols in matrices:
         c = V.commit_of(m)
         if isinstance(cols, ReportError):
@@ -278,6 +278,8 @@ def write(results, run, wall, issues, matrices, root):
                 confs.append((relp(m), counts, fails, c))
                 tracer_stacks += [(f"tracer {t['name']}", S.row(os.path.join(m, t["name"], "ustack.tap"), issues))
                                   for t, _ in counts]
+                tracer_ut += [(f"tracer {t['name']}", U.rows(os.path.join(m, t["name"], "untouched.tap")))
+                              for t, _ in counts]
             except ReportError as e:
                 broken.append((relp(m), e))
         else:
@@ -296,6 +298,10 @@ def write(results, run, wall, issues, matrices, root):
                    + [(f"{label} `{c.row['release'] or '?'}`", S.row(S.kernel_tap(c.dir), issues))
                       for label, c in kernels if not c.infra]
                    + tracer_stacks)
+    out += U.lines([(f"`{rel}` (this run)", U.rows(os.path.join(results, "untouched.tap")))]
+                   + [(f"{label} `{c.row['release'] or '?'}`", U.rows(S.kernel_tap(c.dir, "untouched")))
+                      for label, c in kernels if not c.infra]
+                   + tracer_ut)
     out += caps_section(results, rel, kernels)
     out += tracers_section(confs, root)
     out += failures_section(problems, mats)
