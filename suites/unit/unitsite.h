@@ -8,11 +8,14 @@
 
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "site.h"
 
 static inline int unit_site_add(struct site_set *ss, const char *path, uint64_t off)
 {
 	struct site *st = site_set_add(ss);
+	struct stat sb;
 
 	if (!st)
 		return -1;
@@ -22,6 +25,13 @@ static inline int unit_site_add(struct site_set *ss, const char *path, uint64_t 
 	st->st_name = strdup("site");
 	st->st_args = strdup("");
 	st->st_off = off;
+	/* The place, as the providers set it (elf_obj_place): kernels
+	 * without bpf_cookie (5.10) find a hit's site by it, and a site
+	 * without one never gives an event there. */
+	if (stat(path, &sb) == 0) {
+		st->st_kdev = (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev);
+		st->st_ino = sb.st_ino;
+	}
 	return 0;
 }
 
