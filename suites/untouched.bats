@@ -204,3 +204,17 @@ ut_markers() {
 	assert_output --partial "probecheck: trace: an argument is either --str or --buf, not both (argument 0)"
 	[[ ! -e $o ]] || fail "the command ran: $(cat "$o")"
 }
+
+@test "untouched.checker-catches-silent: the checks fail on a trace whose markers were turned into data (\"\" for unreadable, the bare 255 bytes for a cut string)" {
+	pc_probecheck_only "a planted break of probecheck's own trace"
+	local t=$BATS_TEST_TMPDIR/t
+	ut_run "$t" --nofault
+	# Planted: the marker dropped, the error turned into an empty string;
+	# the cut string's mark dropped.
+	sed -e 's/{"unreadable":"EFAULT"}/""/' -e 's/{"truncated":\("[a-z]*"\)}/\1/' "$t.s" >"$t.bad"
+	run -1 "$PC_TOOLS/oraclecmp" --only 'fxut*str*' "$t.o.s" "$t.bad"
+	assert_output --partial 'unexpected (x1): {"probe":"fxut:str"'
+	ut_report untouched.checker-catches-silent planted planted "$t.o.s" "$t.bad" 3>/dev/null
+	[[ " $UT_CASES " == *" untouched=silent "* && " $UT_CASES " == *" past=silent-cut "* ]] ||
+		fail "the per-case table did not call them silent: $UT_CASES"
+}

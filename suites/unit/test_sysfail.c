@@ -7,7 +7,7 @@
  * success on what it did not read.
  *
  * The binary interposes open, open64, read, write, renameat, pipe2, fopen,
- * waitpid, epoll_wait (libbpf's ring), stat, fstat and opendir (an executable's definitions win over libc's for the
+ * waitpid, epoll_wait (libbpf's ring), stat, fstat, opendir and syscall (bpf: interpose.h) (an executable's definitions win over libc's for the
  * objects linked into it) and passes every call through to the kernel except the one a plan
  * picks: the after-th call of that name (0: the next one) returns -1 with
  * the plan's errno, or 0 bytes (read) or half of them (write) when the
@@ -95,6 +95,19 @@ static int planned(const char *call)
 {
 	return planned_on(call, -1);
 }
+
+/* bpf(2), which libbpf makes through syscall() (interpose.h): the plan
+ * "bpf" fails every call while it stands (libbpf probes the kernel with
+ * calls of its own before the one asked for). */
+static int unit_syscall_fails(long nr)
+{
+	if (nr != SYS_bpf || !plan.call || strcmp(plan.call, "bpf"))
+		return 0;
+	plan.hit = 1;
+	errno = plan.err;
+	return 1;
+}
+#include "interpose.h"
 
 static int open_common(const char *call, const char *path, int flags, va_list ap)
 {
@@ -989,9 +1002,29 @@ static void test_x86_probes_fail(void)
 		    "probe_ds_prefix with nothing failing: an answer");
 }
 
+/* sleepable_uprobe: its program refused (EPERM, as without CAP_BPF; any
+ * refusal reads as the kernel lacking it) is "no" with the kernel's words
+ * and what it needs; with nothing failing, an answer. */
+static void test_sleepable_probe(void)
+{
+	char why[256];
+
+	fail_call("bpf", 0, EPERM);
+	UNIT_EQ_INT(feature_probe_sleepable(FEATURE_SLEEPABLE_UPROBE, why, sizeof(why)), 0,
+		    "sleepable_uprobe, its program refused: no");
+	UNIT_TRUE(plan.hit, "the planned bpf failure happened");
+	UNIT_EQ_STR(why, "a sleepable kprobe-type program calling bpf_copy_from_user "
+		    "did not load (Operation not permitted; Linux 5.19+)",
+		    "... saying which program, the error and what it needs");
+	plan.call = NULL;
+	UNIT_TRUE(feature_probe_sleepable(FEATURE_SLEEPABLE_UPROBE, why, sizeof(why)) >= 0,
+		  "sleepable_uprobe with nothing failing: an answer");
+}
+
 int main(void)
 {
 	if (calls_are_ours()) {
+		test_sleepable_probe();
 		test_proc_stat_read();
 		test_stash_record_write();
 		test_tracefs_event_id();
