@@ -43,6 +43,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,6 +423,34 @@ int tfs_perf_open(const struct site *st, pid_t pid, struct tfs_entry **ent)
 	return fd;
 }
 
+/*
+ * Remove entry @name, waiting out a perf event of ours that another
+ * process still holds for a moment after we closed it: reading
+ * /proc/PID/fdinfo/FD takes a reference to that file (the suites'
+ * invariant checks read every process's, as lsof does), so the last
+ * reference to a perf event we closed can be the reader's, and until it
+ * drops the entry is EBUSY (a siteid run in make check left one behind,
+ * 2026-12-06; a loop of `cat /proc/[0-9]*\/fdinfo/\*` delays our
+ * releases by 14-26 ms, a `bpftool prog show` loop does not).  Up to
+ * about 2 s in growing steps; then the error.
+ */
+static int entry_remove(const char *name)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	long waited_ms = 0;
+	int err;
+
+	while ((err = tfs_item_remove(name)) == -EBUSY && waited_ms < 2000) {
+		nanosleep(&ts, NULL);
+		waited_ms += ts.tv_nsec / 1000000;
+		if (ts.tv_nsec < 200 * 1000 * 1000)
+			ts.tv_nsec *= 2;
+	}
+	if (err == 0 && waited_ms)
+		pc_dbg("tracefs: '%s' removed after %ld ms busy", name, waited_ms);
+	return err;
+}
+
 /* Remove unused entries from tracefs, then from the table. */
 static void entries_prune(void)
 {
@@ -435,7 +464,7 @@ static void entries_prune(void)
 			tfs.tf_v[j++] = e;
 			continue;
 		}
-		err = e->te_created ? tfs_item_remove(e->te_name) : 0;
+		err = e->te_created ? entry_remove(e->te_name) : 0;
 		if (err && err != -ENOENT) {
 			/* Kept in the record: `probecheck cleanup` retries. */
 			pc_err("tracefs: cannot remove '%s': %s", e->te_name,

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
@@ -122,6 +123,35 @@ static int sema(pid_t pid, const struct site *st)
 	n = pread(fd, &v, sizeof(v), (off_t)(st->st_sema_vaddr + st->st_bias));
 	close(fd);
 	return n == sizeof(v) ? v : -1;
+}
+
+static int site_clean(pid_t pid, const struct site *st);
+
+/*
+ * Wait, at most 2 s, for @st's uprobe in @pid to be gone (semaphore 0,
+ * the file's byte back) after we released it: another process may hold
+ * our perf event for a moment after we closed it (reading
+ * /proc/PID/fdinfo/FD takes a reference to the file: the suites'
+ * invariant checks read every process's), and the kernel unregisters the
+ * uprobe only when that last reference drops (measured: 14-26 ms under a
+ * loop of such reads, 2026-12-06; make check's faults suite failed on
+ * it).  Returns the ms waited, or -1 if it never went (the check that
+ * follows then fails on what it reads).
+ */
+static int settled(pid_t pid, const struct site *st)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+
+	for (int ms = 0; ms <= 2000; ms += 2) {
+		if (sema(pid, st) == 0 && site_clean(pid, st) == 1) {
+			if (ms)
+				printf("# %s: released %d ms after our close (a "
+				       "reference held elsewhere)\n", st->st_name, ms);
+			return ms;
+		}
+		nanosleep(&ts, NULL);
+	}
+	return -1;
 }
 
 /* 1 if the byte at @st's site in @pid equals the file's, 0 if not, -1. */

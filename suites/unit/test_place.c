@@ -59,6 +59,8 @@ static void test_again(pid_t pid, struct site_set *ss, const struct site *a,
 	UNIT_EQ_INT(session_attach(s, ss, pid), -EINVAL,
 		    "the whole set fails at b_dup2 (the kernel: EINVAL)");
 	UNIT_EQ_INT(places(s), 0, "the failed batch took its place entries back");
+	settled(pid, a);
+	settled(pid, b);
 	UNIT_EQ_INT(sema(pid, a), 0, "a_good undone: semaphore 0");
 	UNIT_EQ_INT(sema(pid, b), 0, "b_dup1 undone: semaphore 0");
 	ss->ss_n = 1;   /* a_good sorts first */
@@ -69,6 +71,7 @@ static void test_again(pid_t pid, struct site_set *ss, const struct site *a,
 	UNIT_EQ_INT(sema(pid, a), 1, "a_good's semaphore reads 1");
 	UNIT_EQ_INT(site_clean(pid, a), 0, "a_good's site holds an int3");
 	session_close(s);
+	settled(pid, a);
 	UNIT_EQ_INT(sema(pid, a), 0, "0 after session_close");
 	UNIT_EQ_INT(site_clean(pid, a), 1, "file byte after session_close");
 	UNIT_EQ_INT(own_fds("anon_inode:[perf_event]"), 0, "no perf event left open");

@@ -68,6 +68,7 @@ static void test_control(pid_t pid, struct site_set *ss, const struct site *a)
 	UNIT_EQ_INT(sema(pid, a), 1, L("control: a_good's semaphore reads 1"));
 	UNIT_EQ_INT(site_clean(pid, a), 0, L("control: a_good's site holds an int3"));
 	session_close(s);
+	settled(pid, a);
 	UNIT_EQ_INT(sema(pid, a), 0, L("control: 0 after session_close"));
 	UNIT_EQ_INT(site_clean(pid, a), 1, L("control: file byte after session_close"));
 }
@@ -77,6 +78,8 @@ static void expect_clean(pid_t pid, const struct site *a, const struct site *b,
 {
 	char w[160];
 
+	settled(pid, a);
+	settled(pid, b);
 	snprintf(w, sizeof(w), "%s: a_good's semaphore is 0", when);
 	UNIT_EQ_INT(sema(pid, a), 0, L(w));
 	snprintf(w, sizeof(w), "%s: b_dup1's semaphore is 0", when);
@@ -125,6 +128,7 @@ static void test_batch(pid_t pid, struct site_set *ss, const struct site *a,
 		    L("batch: the rest fails with EINVAL at b_dup2"));
 	UNIT_EQ_INT(sema(pid, a), 1, L("batch: a_good (earlier batch) still 1"));
 	UNIT_EQ_INT(site_clean(pid, a), 0, L("batch: a_good's int3 stays"));
+	settled(pid, b);
 	UNIT_EQ_INT(sema(pid, b), 0, L("batch: b_dup1 undone, semaphore 0"));
 	UNIT_EQ_INT(site_clean(pid, b), 1, L("batch: b_dup site holds the file's byte"));
 	UNIT_EQ_INT(own_fds(att_fd_kind()), 1,

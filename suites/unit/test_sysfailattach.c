@@ -269,6 +269,7 @@ static void sys_countdown(pid_t pid, struct site_set *ss, const struct site *a,
 			printf("# %s: no error, yet a_good's semaphore read %d while attached\n", w, on);
 			bad = 1;
 		}
+		settled(pid, a);
 		if (sema(pid, a) != 0 || site_clean(pid, a) != 1 || unit_fds() != fds ||
 		    own_fds("anon_inode:[perf_event]") || ours_in_uprobe_events()) {
 			printf("# %s: after session_close: semaphore %d, site clean %d, fds %d (before %d), "
@@ -321,6 +322,7 @@ static int session_run(void *ctx)
 	countdown = -1;
 	if (!rc && on != 1)
 		UNIT_EQ_INT(on, 1, L("allocations: a session without error has a_good attached"));
+	settled(sx.pid, sx.a);
 	if (sema(sx.pid, sx.a) != 0 || site_clean(sx.pid, sx.a) != 1 || unit_fds() != sx.fds) {
 		/* Which of the three, for a failure seen once under load. */
 		printf("# allocation countdown %ld: semaphore %d, site clean %d, fds %d (before %d)\n",
