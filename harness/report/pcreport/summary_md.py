@@ -278,7 +278,7 @@ def write(results, run, wall, issues, matrices, root):
                 confs.append((relp(m), counts, fails, c))
                 tracer_stacks += [(f"tracer {t['name']}", S.row(os.path.join(m, t["name"], "ustack.tap"), issues))
                                   for t, _ in counts]
-                tracer_ut += [(f"tracer {t['name']}", U.rows(os.path.join(m, t["name"], "untouched.tap")))
+                tracer_ut += [(f"tracer {t['name']}", U.rows(os.path.join(m, t["name"], "untouched.tap"), tracer=True))
                               for t, _ in counts]
             except ReportError as e:
                 broken.append((relp(m), e))

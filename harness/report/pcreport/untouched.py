@@ -54,8 +54,9 @@ def _merge(by_mode):
     return cells
 
 
-def rows(path):
-    """[(path label, {case: cell})] of one untouched TAP file, [] without."""
+def rows(path, tracer=False):
+    """[(path label, {case: cell})] of one untouched TAP file, [] without:
+    probecheck's two paths, or (TRACER) the tracer's default one."""
     text = read_optional(path) if path else None
     if not text:
         return []
@@ -63,6 +64,8 @@ def rows(path):
     by_id = {testid.of(r.name): r for r in tap.parse(text, path).results}
     out = []
     for tid, label in PATHS:
+        if (label == "default") != tracer:
+            continue
         r = by_id.get(tid)
         if r is None:
             continue
