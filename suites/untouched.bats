@@ -73,7 +73,9 @@ ut_absent_checked() {
 #   exact       the bytes the program passed
 #   cut         a string over 255 bytes as {"truncated":<its first 255>}
 #   EFAULT ...  the unreadable marker, with its errno
-#   silent      "" or null where the program passed bytes (or NULL: "")
+#   silent      "" where the program passed bytes (or NULL)
+#   null        null where it passed bytes: not data, but no reason in
+#               the event (pc-libbpf-usdt says why on stderr only)
 #   silent-cut  a plain string shorter than what was passed, a prefix of it
 #   wrong       anything else;  lost: no event
 # The table's cells (RESULTS.md, "Untouched memory"); a tracer that gives
@@ -88,7 +90,8 @@ ut_cases() {
 	      elif ($a | type) == "object" and ($a | has("unreadable")) then $a.unreadable
 	      elif $c.cut == 1 and $a == {"truncated": $c.bytes} then "cut"
 	      elif $c.cut == 0 and $a == $c.bytes then "exact"
-	      elif ($a == "" or $a == null) and $a != $c.bytes then "silent"
+	      elif $a == null and $c.bytes != null then "null"
+	      elif $a == "" and $a != $c.bytes then "silent"
 	      elif ($a | type) == "string" and ($c.bytes | type) == "string" and
 	           ($a | length) < ($c.bytes | length) + $c.cut and
 	           ($c.bytes | startswith($a)) then "silent-cut"

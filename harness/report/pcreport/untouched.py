@@ -10,7 +10,7 @@ conformance`, what each case of suites/untouched.bats gave, per path:
 Cells, from the line each run of the cases prints on fd 3
 ("# untouched.ID cases PATH MODE: CASE=OUTCOME ..."; suites/untouched.bats
 ut_cases says what each outcome means): exact · cut · EFAULT (the marker,
-with its errno) · silent · silent-cut · wrong · lost.  Where attach modes
+with its errno) · silent · null · silent-cut · wrong · lost.  Where attach modes
 disagree, each mode's outcome.  `refused`: --sleepable refused on a kernel
 without sleepable uprobes (untouched.sleepable-absent passed); `fail`: the
 test failed before it could classify; `-`: not run.
@@ -94,8 +94,8 @@ def lines(runs):
            "Each case of `suites/untouched.bats`: a string or buffer argument in a page without a "
            "page-table entry (a uprobe program cannot fault it in) or at the 255-byte limit, compared "
            "with the bytes the fixture passed. `exact` · `cut` marked as cut · `EFAULT` the "
-           "unreadable marker · **`silent`** empty where there were bytes · **`silent-cut`** cut without "
-           "a mark · **`wrong`** · **`lost`** no event · `refused` `--sleepable` refused (no sleepable "
+           "unreadable marker · **`silent`** empty where there were bytes · **`null`** null where there "
+           "were bytes, no reason in the event · **`silent-cut`** cut without a mark · **`wrong`** · **`lost`** no event · `refused` `--sleepable` refused (no sleepable "
            "uprobes) · `-` not run. Paths: `nofault` probecheck's default, `sleepable` "
            "`--sleepable`, `default` each tracer's own.", ""]
     out += ["| run | path | " + " | ".join(CASES) + " |", "|---|---|" + "---|" * len(CASES)]
