@@ -195,6 +195,27 @@ ut_markers() {
 	[[ ! -e $o ]] || fail "the command ran: $(cat "$o")"
 }
 
+@test "untouched.buf-lengths: --buf with the shortest and the longest LEN (1 and 256) over bytes the program has touched: exactly those bytes" {
+	pc_probecheck_only "--buf"
+	requires "file:$FXU" tracer:cmd
+	local t=$BATS_TEST_TMPDIR/t len k want got logged
+	# fx_untouched's buf case: 32 bytes before a page end of a two-page
+	# buffer whose byte i is i * 7 + 3 (fx_untouched.c case_buf).
+	for len in 1 256; do
+		want=''
+		for ((k = 0; k < len; k++)); do
+			want+=$(printf '%02x' $((((4096 - 32 + k) * 7 + 3) & 255)))
+		done
+		trace_json "$t.$len" --buf "0,$len" -c "$FXU $t.o.$len $BATS_TEST_TMPDIR buf" "usdt:$FXU:fxut:buf"
+		assert_summary 1 "$t.$len.err"
+		got=$(jq -r 'select(.probe == "fxut:buf") | .args[0]' "$t.$len")
+		logged=$(jq -r 'select(.step == "case") | .bytes' "$t.o.$len")
+		# The pattern is the fixture's: its own 64 logged bytes agree.
+		[[ $logged == "${want:0:128}"* || $len == 1 ]] || fail "the pattern is not the fixture's: $logged"
+		[[ $got == "$want" ]] || fail "--buf 0,$len: got $got, want $want"
+	done
+}
+
 @test "untouched.bad-buf: --buf values that are not N,LEN (N 0..11, LEN 1..256), or an argument both --str and --buf: exit 2 naming the value, nothing run" {
 	local o=$BATS_TEST_TMPDIR/o.json bad
 	pc_probecheck_only "--buf's messages"
