@@ -43,11 +43,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <time.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/stat.h>

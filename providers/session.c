@@ -188,9 +188,9 @@ const char *session_attach_name(const struct pc_session *s)
 
 /*
  * --sleepable: the site program loaded sleepable, told to prefault.  Only
- * the cookie programs take it: a kernel that cannot run sleepable uprobes
- * (before 5.19) has bpf_cookie, so the pc_place_* programs of kernels
- * without it never need to (and a kernel made to look cookie-less, as
+ * the cookie programs take it: every kernel that runs sleepable uprobes
+ * (5.19+) has bpf_cookie (5.15+), so the pc_place_* programs of kernels
+ * without a cookie never need to (a kernel made to look cookie-less, as
  * pc-deny does, is refused with that reason).
  */
 static int session_sleepable(struct pc_session *s)

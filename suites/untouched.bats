@@ -222,7 +222,7 @@ ut_markers() {
 	for bad in "--buf 0" "--buf 0,0" "--buf 0,257" "--buf 12,4" "--buf -1,4" "--buf x,4" "--buf 0,4x" "--buf 0,"; do
 		# shellcheck disable=SC2086  # option and value, split on purpose
 		run -2 pc trace $bad -c "$FXU $o $BATS_TEST_TMPDIR buf" "usdt:$FXU:fxut:buf"
-		assert_output --regexp "^probecheck: --buf '[^']*': (not N,LEN with N an argument index 0..11|LEN not a number of bytes 1..256)"
+		assert_output --regexp "^probecheck: --buf '${bad#--buf }': (not N,LEN with N an argument index 0..11|LEN not a number of bytes 1..256)"
 	done
 	run -2 pc trace --str 1,0 --buf 0,4 -c "$FXU $o $BATS_TEST_TMPDIR buf" "usdt:$FXU:fxut:buf"
 	assert_output --partial "probecheck: trace: an argument is either --str or --buf, not both (argument 0)"

@@ -40,7 +40,7 @@ static int parse_str_list(const char *s, uint32_t *mask)
 /* --buf N,LEN: argument N points to LEN (1..PC_STR_LEN) bytes. */
 static int parse_buf(const char *s, struct trace_opts *o)
 {
-	char *end;
+	char *end, *l;
 	long n = strtol(s, &end, 10), len;
 
 	if (end == s || *end != ',' || n < 0 || n >= PC_MAX_ARGS) {
@@ -48,9 +48,9 @@ static int parse_buf(const char *s, struct trace_opts *o)
 		       s, PC_MAX_ARGS - 1);
 		return -EINVAL;
 	}
-	s = end + 1;
-	len = strtol(s, &end, 10);
-	if (end == s || *end || len < 1 || len > PC_STR_LEN) {
+	l = end + 1;
+	len = strtol(l, &end, 10);
+	if (end == l || *end || len < 1 || len > PC_STR_LEN) {
 		pc_err("--buf '%s': LEN not a number of bytes 1..%d", s,
 		       PC_STR_LEN);
 		return -EINVAL;

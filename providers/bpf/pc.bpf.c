@@ -177,6 +177,12 @@ static __always_inline int read_user(__u64 *v, __u8 size, __u64 addr)
 	}
 }
 
+/* A helper's negative result as fetch_arg's *err: its errno, or -1. */
+static __always_inline int err_of(long r)
+{
+	return r < 0 && r > -256 ? (int)-r : -1;
+}
+
 /* Where a memory operand is: *err -1 if a register of it cannot be read. */
 static __always_inline __u64 mem_addr(struct pt_regs *ctx,
 				      const struct pc_arg *a, int *err)
@@ -215,7 +221,7 @@ static __always_inline __u64 fetch_arg(struct pt_regs *ctx,
 			return 0;
 		r = read_user(&v, a->pa_size, addr);
 		if (r)
-			*err = r < 0 && r > -256 ? -r : -1;
+			*err = err_of(r);
 		return extend(v, a);
 	default:
 		*err = -1;
@@ -366,7 +372,7 @@ static __always_inline void fill_str(struct pc_event_str *e, int i, __u64 p)
 	}
 	r = bpf_probe_read_user_str(e->ps_str[i], PC_STR_LEN, (void *)p);
 	if (r < 0) {
-		set_err(&e->ps_ev, i, r > -256 ? (int)-r : -1);
+		set_err(&e->ps_ev, i, err_of(r));
 		return;
 	}
 	if (r == PC_STR_LEN &&
@@ -386,7 +392,7 @@ static __always_inline void fill_buf(struct pc_event_str *e, int i, __u64 p,
 	}
 	r = bpf_probe_read_user(e->ps_str[i], len, (void *)p);
 	if (r < 0)
-		set_err(&e->ps_ev, i, r > -256 ? (int)-r : -1);
+		set_err(&e->ps_ev, i, err_of(r));
 }
 
 static __always_inline void fill_strings(struct pc_event_str *e,
