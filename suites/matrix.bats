@@ -54,7 +54,7 @@ three() {
 	grep -qF '| s | s.t1-case: t1 |' <<<"$differs" || fail "t1 not called out: $differs"
 	! grep -qE '\| s \| s\.t[23]-case: t[23] \|' <<<"$differs" || fail "t2/t3 do not differ: $differs"
 	assert_line --partial '| a | `rel-a` | PASS | perf tracefs  |'
-	assert_line --partial '| b | `rel-b` | FAIL: s: 0 passed, 1 failed, 1 skipped, 0 kernel |'
+	assert_line --partial '| b | `rel-b` | FAIL: s: 0 passed, 1 failed, 1 skipped, 0 kernel (s.t1-case) |'
 	assert_line --partial '| c | `rel-c` | INFRA: why-c |'
 	assert_line '| uprobe_multi | no (not here) | no (not here) | no (not here) |'
 	# a key with a digit is a capability too
@@ -283,7 +283,7 @@ kdir() {
 	kdir "$r" FAIL
 	suite "$BATS_TEST_TMPDIR" r u <<<$'1..1\nnot ok 1 t2'
 	run -1 report overlay "$k" "$r" u
-	assert_output "report overlay: k: FAIL: u: 0 passed, 1 failed, 0 skipped, 0 kernel"
+	assert_output "report overlay: k: FAIL: u: 0 passed, 1 failed, 0 skipped, 0 kernel (t2)"
 	[[ -f $k/reruns/2/verdict ]]
 	# a rerun that reproduces a listed kernel problem: PASS, saying so
 	kdir "$r" PASS

@@ -310,7 +310,7 @@ one_page_inputs() {
 - bt · arguments.b-b: expected {\"args\":[1]}; got {\"args\":[2]} · [reproducer]($s/c/bt/repro/arguments-2/)"
 	f=$(section "$output" "Failures of this run")
 	grep -qxF -- "- u: u.x: tracer bug (unlisted kernel symptom 'mystery')" <<<"$f" || fail "host failure: $f"
-	grep -qxF -- "- bad ($s/m): FAIL: s: 0 passed, 1 failed, 0 skipped, 0 kernel" <<<"$f" || fail "kernel failure: $f"
+	grep -qxF -- "- bad ($s/m): FAIL: s: 0 passed, 1 failed, 0 skipped, 0 kernel (s.red-zone)" <<<"$f" || fail "kernel failure: $f"
 	f=$(section "$output" "Where the details are")
 	grep -qxF -- "- Not shown, run at another commit: \`$s/m-old\` (commit \`0ld0ld0\`)." <<<"$f" || fail "older matrix: $f"
 	grep -qF 'ancient' <<<"$output" && fail "a matrix of another commit is shown"

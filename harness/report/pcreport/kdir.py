@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import kernlog, rundir
+from . import kernlog, rundir, testid
 from .errors import read_optional
 
 INFRA, PASS, FAIL = "INFRA", "PASS", "FAIL"
@@ -92,6 +92,16 @@ def status_of(kdir):
     return None
 
 
+def failed_names(suite, most=3):
+    """" (a, b, c +2)": which tests failed, by ID, so that a log that keeps
+    only the verdict line (CI's) still says where to look."""
+    names = [testid.of(t.name) or t.name for t in suite.tests if t.outcome.kind == "fail"]
+    if not names:
+        return ""
+    more = f" +{len(names) - most}" if len(names) > most else ""
+    return f" ({', '.join(names[:most])}{more})"
+
+
 def summarize(kernel, problems):
     """The why of a FAIL: the suites with problems, counted, and the rest."""
     parts = []
@@ -100,7 +110,8 @@ def summarize(kernel, problems):
             for s in r.suites:
                 if s.problems():
                     p, f, sk, kn = s.counts()
-                    parts.append(f"{s.name}: {p} passed, {f} failed, {sk} skipped, {kn} kernel")
+                    parts.append(f"{s.name}: {p} passed, {f} failed, {sk} skipped, {kn} kernel"
+                                 + failed_names(s))
     bad = sum(not u.ok for u in kernel.units)
     if bad:
         parts.append(f"{bad} unit binaries failed")
