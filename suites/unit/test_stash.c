@@ -371,6 +371,75 @@ static void test_dir_name_limit(void)
 	unsetenv("PROBECHECK_STASH");
 }
 
+/* One record written and deleted in the stash @stash; the return of the write. */
+static int write_in(const char *stash, const char *where, int expect)
+{
+	struct tracer_id id = { 42, 7 };
+	char *items[] = { "tracefs probecheck_42_7/p_1_2_3" };
+	char what[160], path[5000];
+	int rc;
+
+	setenv("PROBECHECK_STASH", stash, 1);
+	unit_quiet(1);
+	rc = stash_record_write(&id, items, 1);
+	unit_quiet(0);
+	snprintf(what, sizeof(what), "stash %s: %s", where, expect ? pc_strerror(-expect) : "written");
+	UNIT_EQ_INT(rc, expect, what);
+	if (!rc) {
+		snprintf(path, sizeof(path), "%s/42-7", stash);
+		UNIT_EQ_STR(slurp(path) ? "present" : "gone", "present", "... the record there");
+		UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "... deleted");
+	}
+	unsetenv("PROBECHECK_STASH");
+	return rc;
+}
+
+/*
+ * The stash path split into parent and name (open_parent): trailing
+ * slashes dropped, "/", "." and ".." refused, a relative name opened in
+ * the working directory, a name right under "/", and the 4096-byte
+ * bound: 4095 bytes is a path (its parent does not exist), 4096 refused
+ * before it is copied.
+ */
+static void test_stash_paths(void)
+{
+	char stash[5000], cwd[PATH_MAX];
+	struct stat sb;
+
+	write_in("/", "\"/\"", -EINVAL);
+	snprintf(stash, sizeof(stash), "%s/sub/..", dir);
+	write_in(stash, "ending in \"..\"", -EINVAL);
+	snprintf(stash, sizeof(stash), "%s/.", dir);
+	write_in(stash, "ending in \".\"", -EINVAL);
+	snprintf(stash, sizeof(stash), "%s/trail///", dir);
+	write_in(stash, "with trailing slashes", 0);
+	snprintf(stash, sizeof(stash), "%s/trail", dir);
+	UNIT_EQ_INT(rmdir(stash), 0, "... made as 'trail'");
+
+	UNIT_EQ_INT(getcwd(cwd, sizeof(cwd)) ? chdir(dir) : -1, 0, "chdir to the scratch directory");
+	write_in("rel", "relative", 0);
+	snprintf(stash, sizeof(stash), "%s/rel", dir);
+	UNIT_EQ_INT(rmdir(stash), 0, "... made in the working directory");
+	UNIT_EQ_INT(chdir(cwd), 0, "chdir back");
+
+	snprintf(stash, sizeof(stash), "/test_stash.%d", (int)getpid());
+	write_in(stash, "right under /", 0);
+	UNIT_EQ_INT(rmdir(stash), 0, "... made under /");
+
+	/* "/aaaa...": the name's parent is "/", absent past NAME_MAX. */
+	memset(stash, 'a', 4096);
+	stash[0] = '/';
+	for (int i = 200; i < 4096; i += 200)
+		stash[i] = '/';
+	stash[4095] = 0;
+	write_in(stash, "of 4095 bytes", -ENOENT);
+	stash[4095] = 'a';
+	stash[4096] = 0;
+	write_in(stash, "of 4096 bytes", -ENAMETOOLONG);
+	stash[200] = 0;
+	UNIT_EQ_INT(stat(stash, &sb), -1, "... and nothing made");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_stash.XXXXXX");
@@ -386,6 +455,7 @@ int main(void)
 	test_record_size();
 	test_dir_name_limit();
 	test_record_parse();
+	test_stash_paths();
 	rmdir(dir);
 	return unit_done();
 }
