@@ -359,6 +359,48 @@ static void test_proc_stat_read(void)
 }
 
 /*
+ * proc_stat_parse on lines the kernel could give and ones it could not:
+ * every field a different number, so a parse one field off reads a
+ * wrong value, not the same one.  The comm may hold ") " itself (the
+ * last ')' ends it); a line cut anywhere before field 22 is -EINVAL.
+ */
+static void test_proc_stat_parse(void)
+{
+	static const char tail[] = " 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21";
+	static const struct { const char *head; int rc; char state; int ppid; } t[] = {
+		{ "1 (sh) S 4", 0, 'S', 4 },
+		{ "1 (a) b) (c) R 44", 0, 'R', 44 },     /* comm "a) b) (c" */
+		{ "1 ()) Z 3", 0, 'Z', 3 },
+		{ "1 (sh S 4", -EINVAL, 0, 0 },           /* no ')' at all */
+		{ "1 (sh)S 4", -EINVAL, 0, 0 },           /* no space after it */
+		{ "1 (sh) S x", -EINVAL, 0, 0 },          /* no ppid */
+	};
+	char line[256], what[160];
+	struct proc_stat ps;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&ps, 0, sizeof(ps));
+		snprintf(line, sizeof(line), "%s%s 2222 23 24\n", t[i].head, tail);
+		snprintf(what, sizeof(what), "proc_stat_parse '%s ...'", t[i].head);
+		UNIT_EQ_INT(proc_stat_parse(line, &ps), t[i].rc, what);
+		if (t[i].rc)
+			continue;
+		UNIT_EQ_INT(ps.ps_state, t[i].state, "... its state");
+		UNIT_EQ_INT(ps.ps_ppid, t[i].ppid, "... its ppid");
+		UNIT_TRUE(ps.ps_start == 2222, "... its start time (field 22)");
+	}
+	UNIT_EQ_INT(proc_stat_parse("1 (sh) ", &ps), -EINVAL, "a line ending after the comm");
+	UNIT_EQ_INT(proc_stat_parse("1 (sh)", &ps), -EINVAL, "a line ending at the comm");
+	snprintf(line, sizeof(line), "1 (sh) S 4%s", tail);
+	UNIT_EQ_INT(proc_stat_parse(line, &ps), -EINVAL, "21 fields: no start time");
+	snprintf(line, sizeof(line), "1 (sh) S 4%s x", tail);
+	UNIT_EQ_INT(proc_stat_parse(line, &ps), -EINVAL, "field 22 not a number");
+	snprintf(line, sizeof(line), "1 (sh) S 4%s 99", tail);
+	UNIT_EQ_INT(proc_stat_parse(line, &ps), 0, "22 fields, the last one the start time");
+	UNIT_TRUE(ps.ps_start == 99, "... 99");
+}
+
+/*
  * stash_record_write into a directory of our own: a write, rename or
  * open that fails leaves the record as it was before (none, or the
  * previous one) and no temporary file; a short or interrupted write is
@@ -1026,6 +1068,7 @@ int main(void)
 	if (calls_are_ours()) {
 		test_sleepable_probe();
 		test_proc_stat_read();
+		test_proc_stat_parse();
 		test_stash_record_write();
 		test_tracefs_event_id();
 		test_optimize_pipes();
