@@ -193,7 +193,7 @@ static int spec_num(struct spec_cur *c, uint64_t *v)
 		base = 16;
 		p += 2;
 	}
-	for (; (d = spec_digit((unsigned char)*p, base)) >= 0; p++, nd++) {
+	for (; (d = spec_digit(*p, base)) >= 0; p++, nd++) {
 		if (mag > (UINT64_MAX - d) / base)
 			return spec_bad(c, "number '%.40s%s' out of 64-bit range",
 					start, SPEC_ELL(start, 40));

@@ -166,6 +166,11 @@ static const struct op_case op_cases[] = {
 	CSTC("8@$0xffffffffffffffff", 8, 0, 0xffffffffffffffffULL),
 	CSTC("8@$0x8000000000000000", 8, 0, 0x8000000000000000ULL),
 	CSTC("-4@$-0x10", 4, 1, -16),
+	/* Hex digits of either case, their bounds each way, and the prefix. */
+	CSTC("8@$0XaBcDeF", 8, 0, 0xabcdef),
+	CSTC("8@$0xAf", 8, 0, 0xaf),
+	MEMC("8@0X1F(%rax)", 8, 0, AX, NO, 0, 0, 0x1f),
+	BADC("8@$0xG", 8, 0, "trailing characters 'xG'"),
 	CSTC("2@$+7", 2, 0, 7),
 	CSTC("1@$255", 1, 0, 255),
 	CSTC("8@$0", 8, 0, 0),
