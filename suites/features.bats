@@ -249,6 +249,23 @@ required_keys() {
 	done
 }
 
+@test "features.fake-key-form: PROBECHECK_FEATURE_FAKE must be a key, [a-z][a-z0-9_]* not ending in _why: each bad form refused with the reason and no row; the edge forms that are keys get their row" {
+	local k
+	# '`' and '{' sit just outside a-z; "why" is shorter than "_why",
+	# "x_why" ends in it.
+	for k in Upper 1abc _x a-b '`x' '{x' x_why x.y; do
+		PROBECHECK_FEATURE_FAKE=$k run -0 --separate-stderr pc features
+		[[ $stderr == *"PROBECHECK_FEATURE_FAKE='$k': not a key ([a-z][a-z0-9_]*, not ending in _why); no fake row"* ]] ||
+			fail "'$k': not refused as a key: $stderr"
+		! grep -qxF -e "$k=0" -e "$k=1" <<<"$output" || fail "'$k': a row anyway: $output"
+	done
+	for k in a z9_ why x_whyx awhy; do
+		PROBECHECK_FEATURE_FAKE=$k run -0 --separate-stderr pc features
+		[[ -z $stderr || $stderr != *PROBECHECK_FEATURE_FAKE* ]] || fail "'$k' refused: $stderr"
+		assert_line "$k=0"
+	done
+}
+
 @test "features.fake-row: a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities (line and grid)" {
 	requires cmd:python3
 	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE)'
