@@ -207,7 +207,7 @@ pids_of() {
 		fail "expected the sixteenth copy named once: $stderr"
 }
 
-@test "follow.second-linker: --follow with PATH '*': a program run by a second dynamic linker (a copy of ld.so, its own inode) after the system's: a library it dlopens is followed through the second hook, in each attach mode with hooks (perf, multi)" {
+@test "follow.second-linker: --follow with PATH '*': a program run by a second dynamic linker (a copy of ld.so, its own inode) after the system's: a library it dlopens is followed through the second hook, in each attach mode with hooks (perf, multi, perf by place)" {
 	pc_probecheck_only "--attach=MODE for its dynamic-linker hooks"
 	local fx lib ld ldc mode n=0 o=$BATS_TEST_TMPDIR/o t=$BATS_TEST_TMPDIR/t
 	fx=$(private fx_one)
@@ -215,11 +215,14 @@ pids_of() {
 	ld=$(readlink -f "$(awk '$NF ~ /ld-linux-x86-64/ { print $NF; exit }' /proc/self/maps)")
 	[[ -n $ld ]] || fail "no ld-linux-x86-64 mapped by awk"
 	ldc=$(private ld2.so "$ld")
-	for mode in perf multi; do
-		requires_quietly $(pc_mode_caps "$mode") || { pc_log "$mode: not on this kernel"; continue; }
+	# perf-place: perf with the sites (and hooks) told apart by place,
+	# not cookie: hook 1's id is its own, not hook 0's.
+	for mode in perf multi perf-place; do
+		requires_quietly $(pc_mode_caps "${mode%-place}") || { pc_log "$mode: not on this kernel"; continue; }
 		# The shell and /bin/true take the system's linker (hook 0);
 		# the fixture runs under the copy (hook 1) and dlopens.
-		run -0 --separate-stderr pc trace --json --follow --attach="$mode" \
+		PROBECHECK_SITE_ID=$([[ $mode == *-place ]] && echo place) \
+			run -0 --separate-stderr pc trace --json --follow --attach="${mode%-place}" \
 			-c "/bin/true; exec $ldc $fx --oracle $o.$mode dlopen:$lib libfire:fxlib:l0:2 fire:fx:a0:1" \
 			'usdt:*:fxlib:l0' 'usdt:*:fx:a0'
 		printf '%s\n' "$output" >"$t.$mode"

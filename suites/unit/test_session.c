@@ -255,16 +255,28 @@ static void test_reason_whole(void)
 		struct pc_session *s = NULL;
 		int rc;
 
+		const struct attach_ops *auto_mode;
+
 		feature_note(FEATURE_UPROBE_MULTI, 0, reason);
 		unit_capture(1);
 		rc = session_open(&so, &s);
 		unit_capture(0);
-		_exit(rc != -EOPNOTSUPP ? 1 : strstr(unit_captured, reason) ? 0 : 2);
+		if (rc != -EOPNOTSUPP)
+			_exit(1);
+		if (!strstr(unit_captured, reason))
+			_exit(2);
+		/* The automatic choice says the same reason (-v). */
+		pc_log_verbose = 1;
+		unit_capture(1);
+		auto_mode = attach_choose(NULL, 0);
+		unit_capture(0);
+		_exit(auto_mode != &attach_perf_ops ? 3 : strstr(unit_captured, reason) ? 0 : 4);
 	}
 	if (c > 0)
 		waitpid(c, &st, 0);
 	UNIT_EQ_INT(st, 0, "--attach=multi refused with a 255-character reason: -EOPNOTSUPP, "
-		    "the reason whole (exit 1: another error, 2: the reason cut)");
+		    "the reason whole (exit 1: another error, 2: the reason cut); "
+		    "the automatic choice perf, saying it whole (3: not perf, 4: cut)");
 }
 
 /*
