@@ -495,6 +495,8 @@ static void test_bad_files(void)
 		{ 40, 8, (uint64_t)-8, "e_shoff near 2^64 -> -ENOEXEC", "section headers" },
 		/* phdr[0].p_filesz (at 64 + 32) past the end of the file */
 		{ 96, 8, 0x100000, "PT_LOAD filesz past the file -> -ENOEXEC", "PT_LOAD" },
+		/* its p_memsz (at 64 + 40) one byte short of its 0x2000 bytes */
+		{ 104, 8, 0x1fff, "PT_LOAD memsz below filesz -> -ENOEXEC", "PT_LOAD" },
 	};
 	for (k = 0; k < sizeof(hd) / sizeof(hd[0]); k++) {
 		memcpy(bad, img, n);
@@ -503,6 +505,13 @@ static void test_bad_files(void)
 		msg = open_fails(p, -ENOEXEC, hd[k].what);
 		check_msg(msg, hd[k].msg, hd[k].what);
 	}
+	/* e_shstrndx one past the last section (e_shnum): the first index
+	 * out of range. */
+	memcpy(bad, img, n);
+	memcpy(bad + 62, bad + 60, 2);
+	nw_write_bytes(p = tpath("hdr.elf"), bad, n);
+	msg = open_fails(p, -ENOEXEC, "e_shstrndx == e_shnum -> -ENOEXEC");
+	check_msg(msg, "section name table", "e_shstrndx == e_shnum: message");
 
 	/* A real 32-bit file: Elf32_Ehdr, i386. */
 	{
