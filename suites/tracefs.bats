@@ -415,22 +415,32 @@ not_alive() {
 	assert_output ""
 }
 
-@test "tracefs.blank-path: tracefs: a path with a blank cannot be written to uprobe_events: exit 1 naming it, nothing created; perf mode traces it" {
+@test "tracefs.blank-path: tracefs: a path with a blank or DEL cannot be written to uprobe_events: exit 1 naming it, nothing created; perf mode traces it; '!' (just above the blank) is no blank" {
 	use_fixture
 	own_stash
-	local d="$BATS_TEST_TMPDIR/with space" o=$BATS_TEST_TMPDIR/o.json
+	local d o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	for d in "$BATS_TEST_TMPDIR/with space" "$BATS_TEST_TMPDIR/with"$'\x7f'"del"; do
+		mkdir "$d"
+		cp "$FX" "$d/fx_blank"
+		run -1 --separate-stderr pc trace --attach=tracefs -c "true" "usdt:$d/fx_blank:fx:a0"
+		[[ $stderr == *"tracefs: '$d/fx_blank': a path with blanks or control characters cannot be written to uprobe_events"* ]] ||
+			fail "stderr: $stderr"
+		run -0 all_ours
+		assert_output ""
+		run -0 find "$PROBECHECK_STASH" -type f
+		assert_output ""
+		rm -f "$o"
+		run -0 --separate-stderr pc trace --json -c "'$d/fx_blank' --oracle $o fire:fx:a0:2" "usdt:$d/fx_blank:fx:a0"
+		printf '%s\n' "$output" >"$t"
+		assert_oracle "$o" "$t"
+	done
+	d=$BATS_TEST_TMPDIR/with!bang
 	mkdir "$d"
-	cp "$FX" "$d/fx_blank"
-	run -1 --separate-stderr pc trace --attach=tracefs -c "true" "usdt:$d/fx_blank:fx:a0"
-	[[ $stderr == *"tracefs: '$d/fx_blank': a path with blanks or control characters cannot be written to uprobe_events"* ]] ||
-		fail "stderr: $stderr"
-	run -0 all_ours
-	assert_output ""
-	run -0 find "$PROBECHECK_STASH" -type f
-	assert_output ""
-	run -0 --separate-stderr pc trace --json -c "'$d/fx_blank' --oracle $o fire:fx:a0:2" "usdt:$d/fx_blank:fx:a0"
-	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/t.json"
-	assert_oracle "$o" "$BATS_TEST_TMPDIR/t.json"
+	cp "$FX" "$d/fx_bang"
+	rm -f "$o"
+	run -0 --separate-stderr pc trace --attach=tracefs --json -c "'$d/fx_bang' --oracle $o fire:fx:a0:2" "usdt:$d/fx_bang:fx:a0"
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
 }
 
 # follow.c's barrier on the dynamic linker (_dl_debug_state) is a site of
