@@ -18,9 +18,10 @@
 
 #define OBJ_SIZE 0x2000
 
-/* ET_DYN, one r-x PT_LOAD over the whole file, a build-ID note of
- * @idlen bytes (0x11, 0x12, ...) at 0x1000.  Its path in @path. */
-static int write_obj(char *path, size_t idlen)
+/* ET_DYN, one r-x PT_LOAD over the whole file, a note of type @type and
+ * @idlen bytes (0x11, 0x12, ...) in .note.gnu.build-id at 0x1000.  Its
+ * path in @path. */
+static int write_obj(char *path, size_t idlen, uint32_t type)
 {
 	struct nw_buf nb = { .nb_n = 0 };
 	unsigned char id[80], *img = NULL;
@@ -30,7 +31,7 @@ static int write_obj(char *path, size_t idlen)
 
 	for (size_t i = 0; i < sizeof(id); i++)
 		id[i] = (unsigned char)(0x11 + i);
-	nw_note_raw(&nb, "GNU", NT_GNU_BUILD_ID, id, (uint32_t)idlen, idlen);
+	nw_note_raw(&nb, "GNU", type, id, (uint32_t)idlen, idlen);
 	memset(&e, 0, sizeof(e));
 	e.nw_type = ET_DYN;
 	e.nw_size = OBJ_SIZE;
@@ -51,13 +52,14 @@ static int write_obj(char *path, size_t idlen)
 }
 
 /* The build ID ustack_resolve gives for an address in the object with an
- * @idlen-byte note, mapped here: its hex into @out, "(none)" or "(error)". */
-static void resolved_id(size_t idlen, char *out, size_t len)
+ * @idlen-byte note of @type, mapped here: its hex into @out, "(none)" or
+ * "(error)". */
+static void resolved_note(size_t idlen, uint32_t type, char *out, size_t len)
 {
 	char path[] = "/tmp/pc-ustack.XXXXXX";
 	struct ustack_syms *z = NULL;
 	struct ustack_frame f = { 0 };
-	int fd = write_obj(path, idlen);
+	int fd = write_obj(path, idlen, type);
 	void *base;
 
 	snprintf(out, len, "(error)");
@@ -73,6 +75,11 @@ static void resolved_id(size_t idlen, char *out, size_t len)
 	if (base != MAP_FAILED)
 		munmap(base, OBJ_SIZE);
 	unlink(path);
+}
+
+static void resolved_id(size_t idlen, char *out, size_t len)
+{
+	resolved_note(idlen, NT_GNU_BUILD_ID, out, len);
 }
 
 /* The hex of @n bytes 0x11, 0x12, ... */
@@ -94,5 +101,11 @@ int main(void)
 	UNIT_EQ_STR(got, want, "a 64-byte build ID, the longest taken: whole");
 	resolved_id(65, got, sizeof(got));
 	UNIT_EQ_STR(got, "(none)", "a 65-byte build ID: none, never a cut one");
+	resolved_id(1, got, sizeof(got));
+	UNIT_EQ_STR(got, "11", "a 1-byte build ID: its 2 hex digits");
+	resolved_id(0, got, sizeof(got));
+	UNIT_EQ_STR(got, "(none)", "an empty build ID: none");
+	resolved_note(20, NT_GNU_ABI_TAG, got, sizeof(got));
+	UNIT_EQ_STR(got, "(none)", "a note of another type in the section: no build ID");
 	return unit_done();
 }
