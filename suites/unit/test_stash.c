@@ -310,6 +310,15 @@ static void test_record_parse(void)
 		  "an item that is not a name of its tracer's scheme" },
 		{ "probecheck-stash 1\ntracer 42 7\ntracefs probecheck_1_1/p_1_2_3\n", -EINVAL, 0,
 		  "an item that is not a name of its tracer's scheme" },
+		/* The kind is a whole word followed by one space. */
+		{ "probecheck-stash 1\ntracer 42 7\ntracefsx probecheck_42_7/p_1_2_3\n", -EINVAL, 0,
+		  "an item that is not a name of its tracer's scheme" },
+		{ "probecheck-stash 1\ntracer 42 7\ntracefs\tprobecheck_42_7/p_1_2_3\n", -EINVAL, 0,
+		  "an item that is not a name of its tracer's scheme" },
+		{ "probecheck-stash 1\ntracer 42 7\ntrace probecheck_42_7/p_1_2_3\n", -EINVAL, 0,
+		  "an item that is not a name of its tracer's scheme" },
+		{ "probecheck-stash 1\ntracer 42 7\ntracefs probecheck_42_7/p_1_2_3\n"
+		  "tracefs probecheck_42_7/r_4_5_6_2\n", 0, 2, NULL },
 	};
 	struct tracer_id id = { 42, 7 };
 	char buf[256], what[160];
