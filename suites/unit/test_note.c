@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "unit.h"
@@ -1027,6 +1028,104 @@ static void check_bias(const struct pm_object *po, const char *sym,
 	elf_obj_close(eo);
 }
 
+/* 100 objects: the object array grows past its first 32 and 64. */
+static void test_procmaps_parse_many(void)
+{
+	struct pm_objects o = { 0 };
+	char *text = NULL, what[96];
+	size_t len = 0, i, ok = 0;
+	FILE *w = open_memstream(&text, &len), *f;
+
+	for (i = 0; w && i < 100; i++)
+		fprintf(w, "%zx000-%zx000 r-xp 00000000 fd:01 %zu /lib/o%zu.so\n",
+			i + 1, i + 2, 5000 + i, i);
+	if (w)
+		fclose(w);
+	f = text ? fmemopen(text, len, "r") : NULL;
+	UNIT_EQ_INT(f ? procmaps_parse(f, 1, PM_QUIET, "maps", &o) : -1, 0, "procmaps_parse of 100 objects");
+	if (f)
+		fclose(f);
+	UNIT_EQ_INT((int)o.po_n, 100, "... 100 objects");
+	for (i = 0; i < o.po_n; i++) {
+		snprintf(what, sizeof(what), "/lib/o%zu.so", i);
+		ok += !strcmp(o.po_v[i].po_path, what) && o.po_v[i].po_ino == 5000 + i &&
+		      o.po_v[i].po_start == (i + 1) * 0x1000;
+	}
+	UNIT_EQ_INT((int)ok, 100, "... each in its order, its path, inode and start");
+	procmaps_free(&o);
+	free(text);
+}
+
+/*
+ * procmaps_parse on maps text written here: objects are keyed by device
+ * AND inode (the same inode on another device is another file), an
+ * object's start and offset are its lowest mapping's wherever that line
+ * comes, and what is no object is left out: anonymous, a pseudo path,
+ * a deleted file, a file with no executable mapping.
+ */
+static void test_procmaps_parse_text(void)
+{
+	static const char text[] =
+		"1000-2000 r--p 00000000 fd:01 1001 /usr/bin/a\n"
+		"2000-3000 r-xp 00001000 fd:01 1001 /usr/bin/a\n"
+		"5000-6000 r-xp 00000000 fd:02 1001 /other/a\n"
+		"6000-7000 r-xp 00000000 fd:01 1003 /usr/bin/a-link\n"
+		"7000-8000 r-xp 00000000 00:00 0 \n"
+		"8000-9000 r-xp 00000000 fd:01 1005 [pseudo]\n"
+		"9000-a000 r-xp 00000000 fd:01 1006 /usr/lib/gone.so (deleted)\n"
+		"a000-b000 r--p 00000000 fd:01 1007 /usr/lib/data.so\n"
+		"f000-10000 r-xp 00003000 fd:01 1009 /usr/lib/x.so\n"
+		"e000-f000 r--p 00002000 fd:01 1009 /usr/lib/x.so\n"
+		"10000-11000 r-xp 00000000 fd:01 1003 /usr/bin/a-link2\n";
+	static const struct { const char *path; uint64_t start, off; unsigned minor; unsigned long ino; } want[] = {
+		{ "/usr/bin/a", 0x1000, 0, 1, 1001 },
+		{ "/other/a", 0x5000, 0, 2, 1001 },
+		{ "/usr/bin/a-link", 0x6000, 0, 1, 1003 },      /* a-link2: the same file */
+		{ "/usr/lib/x.so", 0xe000, 0x2000, 1, 1009 },
+	};
+	/* Each followed by a good line: the bad one must end the parse. */
+	static const char *bad[] = {
+		"1000-2000 r-x 00000000 fd:01 1 /a\n2000-3000 r-xp 00000000 fd:01 2 /b\n",
+		"1000-2000 r-xp 00000000 fd:01 /a\n2000-3000 r-xp 00000000 fd:01 2 /b\n",
+		"1000-2000 r-xp 00000000 fd01 1 /a\n2000-3000 r-xp 00000000 fd:01 2 /b\n",
+		"\n2000-3000 r-xp 00000000 fd:01 2 /b\n",
+	};
+	struct pm_objects o;
+	char what[160], path[64];
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	size_t i;
+
+	memset(&o, 0xff, sizeof(o));    /* procmaps_parse sets all of it */
+	UNIT_EQ_INT(f ? procmaps_parse(f, 77, PM_QUIET, "maps", &o) : -1, 0, "procmaps_parse of the text");
+	if (f)
+		fclose(f);
+	UNIT_EQ_INT((int)o.po_n, 4, "... four objects");
+	for (i = 0; i < o.po_n && i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct pm_object *po = &o.po_v[i];
+
+		snprintf(what, sizeof(what), "object %zu: %s", i, want[i].path);
+		UNIT_EQ_STR(po->po_path, want[i].path, what);
+		snprintf(path, sizeof(path), "/proc/77/root%s", want[i].path);
+		UNIT_EQ_STR(po->po_open_path, path, "... opened through the process's root");
+		UNIT_EQ_INT(po->po_start, want[i].start, "... its lowest mapping's start");
+		UNIT_EQ_INT(po->po_off, want[i].off, "... and that mapping's offset");
+		UNIT_EQ_INT(po->po_dev, makedev(0xfd, want[i].minor), "... its device");
+		UNIT_EQ_INT(po->po_ino, want[i].ino, "... its inode");
+		UNIT_EQ_INT(po->po_bias, 0, "... no bias (not opened)");
+	}
+	procmaps_free(&o);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&o, 0xff, sizeof(o));
+		f = fmemopen((void *)bad[i], strlen(bad[i]), "r");
+		snprintf(what, sizeof(what), "unparsable line %zu: -EINVAL", i);
+		UNIT_EQ_INT(f ? procmaps_parse(f, 77, PM_QUIET, "maps", &o) : -1, -EINVAL, what);
+		if (f)
+			fclose(f);
+		procmaps_free(&o);
+	}
+	test_procmaps_parse_many();
+}
+
 /* Map @file like the loader would, or as data, for procmaps to find. */
 struct pm_fixture {
 	void *pf_region;        /* gnu pie mapped r--, r-x, rw- */
@@ -1207,6 +1306,7 @@ int main(void)
 	test_notes_malformed();
 	test_notes_range();
 	test_procmaps_self();
+	test_procmaps_parse_text();
 	test_bad_reason_cut();
 	cleanup_tmpdir();
 	return unit_done();
