@@ -204,7 +204,8 @@ static int spec_num(struct spec_cur *c, uint64_t *v)
 		return spec_expected(c, "a number");
 	}
 	if (neg && mag > (1ULL << 63))
-		return spec_bad(c, "number '%.*s' out of 64-bit range", (int)(p - start), start);
+		return spec_bad(c, "number '%.40s%s' out of 64-bit range",
+				start, SPEC_ELL(start, 40));
 	*v = neg ? -mag : mag;
 	c->sc_p = p;
 	return 0;

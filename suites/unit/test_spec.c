@@ -94,6 +94,9 @@ struct op_case {
 	{ op, PC_ARG_MEM, sz, sg, 0, base, idx, sc, ip, (uint64_t)(val), NULL }
 #define CSTC(op, sz, sg, val) \
 	{ op, PC_ARG_CONST, sz, sg, 0, NO, NO, 0, 0, (uint64_t)(val), NULL }
+#define Z10 "0000000000"
+#define Z100 Z10 Z10 Z10 Z10 Z10 Z10 Z10 Z10 Z10 Z10
+#define Z300 Z100 Z100 Z100
 #define BADC(op, sz, sg, why) \
 	{ op, PC_ARG_BAD, sz, sg, 0, NO, NO, 0, 0, 0, why }
 
@@ -260,6 +263,8 @@ static const struct op_case op_cases[] = {
 	BADC("8@$18446744073709551616", 8, 0, "out of 64-bit range"),
 	BADC("8@$-9223372036854775809", 8, 0, "out of 64-bit range"),
 	BADC("8@$0x10000000000000000", 8, 0, "out of 64-bit range"),
+	/* below -2^63 after 300 leading zeros: the message cut at 40 characters */
+	BADC("8@$-" Z300 "9223372036854775809", 8, 0, "number '-000000000000000000000000000000000000000...' out of 64-bit range"),
 	BADC("8@$99999999999999999999999", 8, 0, "out of 64-bit range"),
 	BADC("8@0x1ffffffffffffffff(%rax)", 8, 0, "out of 64-bit range"),
 	BADC("4@nosuch(%rip)", 4, 0, "unknown symbol 'nosuch'"),
