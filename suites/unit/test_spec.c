@@ -264,6 +264,11 @@ static const struct op_case op_cases[] = {
 	BADC("8@$-9223372036854775809", 8, 0, "out of 64-bit range"),
 	BADC("8@$0x10000000000000000", 8, 0, "out of 64-bit range"),
 	/* below -2^63 after 300 leading zeros: the message cut at 40 characters */
+	/* Names quoted whole up to 32 characters, then cut with "...". */
+	BADC("8@%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", 8, 0, "unknown register '%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'"),
+	BADC("8@%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", 8, 0, "unknown register '%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq...'"),
+	BADC("8@%xmm11111111111111111111111111111", 8, 0, "unsupported register '%xmm11111111111111111111111111111'"),
+	BADC("8@%xmm111111111111111111111111111111", 8, 0, "unsupported register '%xmm11111111111111111111111111111...'"),
 	BADC("8@$-" Z300 "9223372036854775809", 8, 0, "number '-000000000000000000000000000000000000000...' out of 64-bit range"),
 	BADC("8@$99999999999999999999999", 8, 0, "out of 64-bit range"),
 	BADC("8@0x1ffffffffffffffff(%rax)", 8, 0, "out of 64-bit range"),
@@ -434,6 +439,11 @@ static void test_no_symtab(void)
 	UNIT_EQ_INT(rc, -EINVAL, "sym(%rip) without a symbol table is -EINVAL");
 	UNIT_EQ_INT(a.pa_kind, PC_ARG_BAD, "sym(%rip) without a symbol table is BAD");
 	UNIT_TRUE(strstr(why, "no symbol table"), "reason says no symbol table");
+	/* The symbol quoted whole up to 64 characters, then cut with "...". */
+	rc = spec_parse_arg("8@ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss(%rip)", PC, NULL, NULL, &a, why, sizeof(why));
+	UNIT_TRUE(rc == -EINVAL && strstr(why, "resolve 'ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss'"), "a 64-character symbol quoted whole");
+	rc = spec_parse_arg("8@sssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss(%rip)", PC, NULL, NULL, &a, why, sizeof(why));
+	UNIT_TRUE(rc == -EINVAL && strstr(why, "resolve 'ssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssssss...'"), "a 65-character symbol cut at 64");
 	rc = spec_parse_arg("8@16(%rip)", PC, NULL, NULL, &a, why, sizeof(why));
 	UNIT_EQ_INT(rc, 0, "numeric off(%rip) needs no symbol table");
 	rc = spec_parse_arg("8@%fs:8", PC, NULL, NULL, &a, NULL, 0);
