@@ -264,6 +264,7 @@ static const struct op_case op_cases[] = {
 	BADC("8@$-9223372036854775809", 8, 0, "out of 64-bit range"),
 	BADC("8@$0x10000000000000000", 8, 0, "out of 64-bit range"),
 	/* below -2^63 after 300 leading zeros: the message cut at 40 characters */
+	BADC("8@sym+99999999999999999999999(%rip)", 8, 0, "number '99999999999999999999999(%rip)' out of 64-bit range"),
 	/* Names quoted whole up to 32 characters, then cut with "...". */
 	BADC("8@%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", 8, 0, "unknown register '%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq'"),
 	BADC("8@%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq", 8, 0, "unknown register '%qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq...'"),
