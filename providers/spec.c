@@ -154,12 +154,14 @@ static int spec_expected(struct spec_cur *c, const char *what)
 	return spec_bad(c, "expected %s at '%.40s%s'", what, c->sc_p, SPEC_ELL(c->sc_p, 40));
 }
 
-static int spec_sym_first(int ch)
+/* unsigned char: the <ctype.h> tests want a byte's value, never a
+ * negative char, and callers pass *p as it is. */
+static int spec_sym_first(unsigned char ch)
 {
 	return isalpha(ch) || ch == '_' || ch == '.';
 }
 
-static int spec_sym_char(int ch)
+static int spec_sym_char(unsigned char ch)
 {
 	return isalnum(ch) || ch == '_' || ch == '.' || ch == '$';
 }
@@ -253,18 +255,18 @@ static int spec_disp(struct spec_cur *c, struct spec_disp *d)
 			return err;
 		d->sd_present = 1;
 		p = c->sc_p;
-		if (*p != '+' || !spec_sym_first((unsigned char)p[1])) {
+		if (*p != '+' || !spec_sym_first(p[1])) {
 			d->sd_val = off;
 			return 0;
 		}
 		name = ++p;
-		while (spec_sym_char((unsigned char)*p))
+		while (spec_sym_char(*p))
 			p++;
 		len = p - name;
-	} else if (spec_sym_first((unsigned char)*p)) {
+	} else if (spec_sym_first(*p)) {
 		d->sd_present = 1;
 		name = p;
-		while (spec_sym_char((unsigned char)*p))
+		while (spec_sym_char(*p))
 			p++;
 		len = p - name;
 		if (*p == '+' || *p == '-') {
@@ -352,7 +354,7 @@ static int spec_operand_const(struct spec_cur *c, struct pc_arg *arg)
 	int err;
 
 	c->sc_p++;
-	if (spec_sym_first((unsigned char)*c->sc_p))
+	if (spec_sym_first(*c->sc_p))
 		return spec_bad(c, "unsupported symbolic immediate '$%.40s%s'",
 				c->sc_p, SPEC_ELL(c->sc_p, 40));
 	err = spec_num(c, &v);
@@ -514,7 +516,7 @@ bad:
 	return err;
 }
 
-static int spec_is_sep(int ch)
+static int spec_is_sep(unsigned char ch)
 {
 	return ch == ' ' || ch == '\t';
 }
@@ -524,12 +526,12 @@ static int spec_count(const char *s)
 	int n = 0;
 
 	while (*s) {
-		while (spec_is_sep((unsigned char)*s))
+		while (spec_is_sep(*s))
 			s++;
 		if (!*s)
 			break;
 		n++;
-		while (*s && !spec_is_sep((unsigned char)*s))
+		while (*s && !spec_is_sep(*s))
 			s++;
 	}
 	return n;
