@@ -145,6 +145,26 @@ int open(const char *path, int flags, ...)
 /* Where _FILE_OFFSET_BITS=64 names it so: the same call. */
 int open64(const char *path, int flags, ...) __attribute__((alias("open")));
 
+/* openat(2), as the stash opens its directory and files under it. */
+int openat(int dfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (planned("openat")) {
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_openat, dfd, path, flags, mode);
+}
+
+int openat64(int dfd, const char *path, int flags, ...) __attribute__((alias("openat")));
+
 /* A /proc/PID/stat line as long as the caller's buffer allows: a comm
  * of 15 characters and a tail of spaces (the kernel's own line is never
  * this long, but a reader must not trust that). */
@@ -463,6 +483,8 @@ static void test_stash_record_write(void)
 	snprintf(b, sizeof(b), "tracefs %s/%s", group, ev);
 	/* No record yet: every failure leaves none. */
 	record_fails("open", 0, EACCES, -EACCES, "", one, 1, "no record, open fails with EACCES");
+	record_fails("openat", 0, EACCES, -EACCES, "", one, 1, "no record, the directory's openat fails with EACCES");
+	record_fails("openat", 1, EMFILE, -EMFILE, "", one, 1, "no record, the temporary file's openat fails with EMFILE");
 	record_fails("write", 0, ENOSPC, -ENOSPC, "", one, 1, "no record, first write fails with ENOSPC");
 	record_fails("write", 1, EIO, -EIO, "", one, 1, "no record, second write fails with EIO");
 	record_fails("renameat", 0, EIO, -EIO, "", one, 1, "no record, rename fails with EIO");
