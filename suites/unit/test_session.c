@@ -253,9 +253,8 @@ static void test_reason_whole(void)
 	if (c == 0) {
 		struct session_opts so = { .so_attach = &attach_multi_ops };
 		struct pc_session *s = NULL;
-		int rc;
-
 		const struct attach_ops *auto_mode;
+		int rc;
 
 		feature_note(FEATURE_UPROBE_MULTI, 0, reason);
 		unit_capture(1);
