@@ -360,3 +360,41 @@ kdir() {
 	assert_equal "$(cat "$k/wall_s") $(cat "$k/verdict")" "100 FAIL"
 	[[ ! -e $k/reruns ]] || fail "the failed overlay kept a rerun record"
 }
+
+@test "matrix.failures-digest: failures: each FAIL kernel's failed tests with the file, line and first lines of why; bats' call chain and the test's log left out" {
+	results_issues
+	local m=$BATS_TEST_TMPDIR/m
+	kdir "$m/bad" FAIL
+	suite "$m" bad s <<'TAP'
+1..3
+ok 1 s.a-ok: fine
+not ok 2 s.b-case: b # in 12 ms
+# (from function `assert_equal' in file suites/helpers/x.bash, line 5,
+#  in test file suites/s.bats, line 251)
+#   `assert_equal "$x" 1' failed
+#
+# -- values do not equal --
+# expected : 1
+# actual   : 0
+# --
+# # ---- probecheck log of this test ----
+# pc[1]: something long and irrelevant
+not ok 3 s.c-case: c
+# (in test file suites/s.bats, line 9)
+#   `false' failed
+# # ---- probecheck log of this test ----
+# pc[1]: irrelevant
+TAP
+	kdir "$m/good" PASS
+	suite "$m" good s <<<$'1..1\nok 1 s.a-ok: fine'
+	run -0 report failures "$m" good bad
+	assert_output "  [bad] s.b-case (suites/s.bats:251):
+  [bad]   \`assert_equal \"\$x\" 1' failed
+  [bad]   -- values do not equal --
+  [bad]   expected : 1
+  [bad]   actual   : 0
+  [bad] s.c-case (suites/s.bats:9):
+  [bad]   \`false' failed"
+	run -2 report failures "$m" none
+	assert_output "report: failures: '$m/none': no such kernel directory"
+}

@@ -136,6 +136,21 @@ def cmd_verdict(a):
     return K.EXIT[v]
 
 
+def cmd_failures(a):
+    """Each FAIL kernel's failed tests, where and why, in a few lines."""
+    iss = load_issues(a)
+    for n in a.names:
+        d = os.path.join(a.matrix, n)
+        if not os.path.isdir(d):
+            raise ReportError(f"'{d}': no such kernel directory")
+        v, _ = K.verdict(d, iss)
+        if v != K.FAIL:
+            continue
+        for line in K.digest(K.load(d, iss)):
+            print(f"  [{n}] {line}")
+    return 0
+
+
 def cmd_overlay(a):
     iss = load_issues(a)
     v, why = overlay.overlay(a.kdir, a.rerun, a.suites, iss)
@@ -249,6 +264,9 @@ def parser():
     s.add_argument("--qemu-status", type=int, default=0)
     s.add_argument("--timeout", default="?")
     s.add_argument("kdir", metavar="KDIR")
+    s = add("failures", cmd_failures, "each FAIL kernel's failed tests: where and why, a few lines each")
+    s.add_argument("matrix", metavar="MATRIX_DIR")
+    s.add_argument("names", metavar="NAME", nargs="+")
     s = add("overlay", cmd_overlay, "put a rerun of some suites over a kernel's results")
     s.add_argument("kdir", metavar="KDIR")
     s.add_argument("rerun", metavar="RERUN")

@@ -102,6 +102,46 @@ def failed_names(suite, most=3):
     return f" ({', '.join(names[:most])}{more})"
 
 
+# bats' "(in test file F, line N)": where the failed command is.
+_AT_RE = re.compile(r"in test file (\S+), line ([0-9]+)\)$")
+_LOG_MARK = "# ---- probecheck log"
+
+
+def _why_lines(diag, most):
+    """The failed command and what it printed, from a failed test's
+    diagnostics: bats' call chain and the test's own log left out."""
+    out, at = [], ""
+    for line in diag:
+        if line.startswith(_LOG_MARK):
+            break
+        m = _AT_RE.search(line)
+        if m:
+            at = f"{m.group(1)}:{m.group(2)}"
+            continue
+        if line.lstrip().startswith("(from function") or line.lstrip().startswith("from function"):
+            continue
+        if line.strip():
+            out.append(line.strip())
+    return at, out[:most]
+
+
+def digest(kernel, tests=3, lines=4, width=160):
+    """A failed kernel in a few lines: each failed test (at most TESTS) with
+    where it failed and the first LINES lines of why, each cut at WIDTH.
+    For a log that keeps only its tail (CI's): the verdict names the tests,
+    this says what went wrong in them."""
+    failed = [t for k in sorted(kernel.runs) for r in kernel.runs[k] for s in r.suites
+              for t in s.tests if t.outcome.kind == "fail"]
+    out = []
+    for t in failed[:tests]:
+        at, why = _why_lines(t.diag, lines)
+        out.append(f"{t.id or t.name}" + (f" ({at})" if at else "") + ":")
+        out += [f"  {w[:width]}" for w in why]
+    if len(failed) > tests:
+        out.append(f"+{len(failed) - tests} more failed tests")
+    return out
+
+
 def summarize(kernel, problems):
     """The why of a FAIL: the suites with problems, counted, and the rest."""
     parts = []

@@ -32,6 +32,7 @@ class TestResult:
     name: str
     outcome: object
     ms: object = None      # bats' time for it, None when not printed
+    diag: list = field(default_factory=list)   # its "#" lines (tap.TapResult)
 
     @property
     def key(self):
@@ -129,7 +130,7 @@ def load_suite(d, name, seconds, status, issues, listed=True):
         t = tap.load(tpath)
         for r in t.results:
             key = testid.key(name, r.name)
-            s.tests.append(TestResult(name, r.name, findings.classify(r, key, issues), r.ms))
+            s.tests.append(TestResult(name, r.name, findings.classify(r, key, issues), r.ms, r.diag))
         s.missing = t.missing()
         plan = t.plan
     s.harness += harness_lines(os.path.join(d, name + ".harness"))
