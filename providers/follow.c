@@ -431,9 +431,10 @@ int follow_start(struct follow *f, struct pc_session *s, pid_t root)
 	else
 		err = pids_add(&procs, root);
 	if (!err && f->fw_nreqs)
-		/* The barrier first, its counter after (and destroyed
-		 * before it): an exec in between is a barrier not counted,
-		 * never a count without its barrier. */
+		/* The barrier first, its check after (and destroyed
+		 * before it): a tracepoint's programs run in the order
+		 * they were attached, and the check must find the
+		 * barrier's mark of the same exec (pc.bpf.c). */
 		err = add_link(f, bpf_program__attach(skel->progs.pc_exec),
 			       "sched_process_exec") ?:
 		      add_link(f, bpf_program__attach(skel->progs.pc_exec_seen),
@@ -463,32 +464,32 @@ void follow_stop(struct follow *f)
 #define ULL(x) ((unsigned long long)(x))
 
 /*
- * Execs of followed processes whose barrier did not run: those the second
- * exec program counted beyond the barriers taken.  The kernel's skips
- * (recursion_misses) count every process's execs; only when the second
- * program was skipped too can the counts not be trusted, and then every
- * skipped barrier is taken as a followed process's.
+ * Execs for which neither exec program ran: the barrier's skips (the
+ * kernel's, K6, and PROBECHECK_SKIP_TP's) less those its check found (and
+ * took the barrier for, when the process was followed).  Whose execs they
+ * were is not known: any of them may have been a followed process's.
  */
 static uint64_t exec_missed(struct pc_session *s, const struct session_skipped *k)
 {
-	uint64_t seen = session_counter(s, PC_CNT_EXEC_SEEN);
-	uint64_t stops = session_counter(s, PC_CNT_EXEC_STOPS);
+	uint64_t skipped = k->sk_exec + session_counter(s, PC_CNT_SKIP_EXEC);
+	uint64_t caught = session_counter(s, PC_CNT_EXEC_CAUGHT);
 
-	if (k->sk_exec_seen)
-		return k->sk_exec + session_counter(s, PC_CNT_SKIP_EXEC);
-	return seen > stops ? seen - stops : 0;
+	return skipped > caught ? skipped - caught : 0;
 }
 
 /* The follow line's tail when PROBECHECK_SKIP_TP emulated skips: kept
  * apart from the kernel's own (K6), which can come on top of them. */
-static const char *emulated(const struct session_skipped *k)
+static const char *emulated(struct pc_session *s, const struct session_skipped *k)
 {
-	static char buf[80];
+	static char buf[160];
+	uint64_t ex = session_counter(s, PC_CNT_SKIP_EXEC);
+	uint64_t chk = session_counter(s, PC_CNT_SKIP_EXEC_CHECK);
 
-	if (!k->sk_emul_fork && !k->sk_emul_exit)
+	if (!k->sk_emul_fork && !k->sk_emul_exit && !ex && !chk)
 		return "";
-	snprintf(buf, sizeof(buf), " emulated-skipped: fork=%llu exit=%llu",
-		 ULL(k->sk_emul_fork), ULL(k->sk_emul_exit));
+	snprintf(buf, sizeof(buf), " emulated-skipped: fork=%llu exit=%llu "
+		 "exec=%llu exec-check=%llu", ULL(k->sk_emul_fork),
+		 ULL(k->sk_emul_exit), ULL(ex), ULL(chk));
 	return buf;
 }
 
@@ -504,7 +505,7 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 {
 	struct pc_session *s = f ? f->fw_s : NULL;
 	struct session_skipped k;
-	uint64_t full, lost, late, sk_fork, exec_lost;
+	uint64_t full, lost, late, sk_fork, exec_lost, taken;
 	int bad = 0;
 
 	if (!s)
@@ -514,16 +515,21 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 	lost = session_counter(s, PC_CNT_CTL_LOST);
 	late = session_counter(s, PC_CNT_LATE);
 	sk_fork = k.sk_fork + k.sk_emul_fork;
+	taken = session_counter(s, PC_CNT_EXEC_TAKEN);
 	if (pc_log_verbose || full || late || sk_fork || k.sk_exit ||
-	    k.sk_emul_exit || k.sk_exec)
+	    k.sk_emul_exit || k.sk_exec || k.sk_exec_seen || taken ||
+	    *emulated(s, &k))
 		fprintf(stderr, "probecheck: follow: forks=%llu late=%llu "
 			"exits=%llu stale=%llu not-followed=%llu filtered=%llu "
-			"kernel-skipped: fork=%llu exit=%llu exec=%llu%s\n",
+			"exec-barriers=%llu taken-by-check=%llu "
+			"kernel-skipped: fork=%llu exit=%llu exec=%llu "
+			"exec-check=%llu%s\n",
 			ULL(session_counter(s, PC_CNT_FORKS)), ULL(late),
 			ULL(session_counter(s, PC_CNT_EXITS)),
 			ULL(session_counter(s, PC_CNT_STALE)), ULL(full),
-			ULL(filtered), ULL(k.sk_fork), ULL(k.sk_exit),
-			ULL(k.sk_exec), emulated(&k));
+			ULL(filtered), ULL(session_counter(s, PC_CNT_EXEC_STOPS)),
+			ULL(taken), ULL(k.sk_fork), ULL(k.sk_exit),
+			ULL(k.sk_exec), ULL(k.sk_exec_seen), emulated(s, &k));
 	if (full) {
 		pc_err("follow: %llu processes not followed: the pid set could "
 		       "not take them (it holds 4096)", ULL(full));
@@ -545,11 +551,12 @@ int follow_verdict(struct follow *f, uint64_t filtered)
 	}
 	exec_lost = f->fw_nreqs ? exec_missed(s, &k) : 0;
 	if (exec_lost) {
-		pc_err("follow: the exec barrier did not run for %llu execs of "
-		       "followed processes (K6: the kernel skipped %llu runs "
-		       "of it, %llu emulated): a process that exec'd then was "
-		       "searched only at its dynamic linker's barrier, a static "
-		       "one not at all", ULL(exec_lost), ULL(k.sk_exec),
+		pc_err("follow: neither the exec barrier nor its check ran for "
+		       "%llu execs (K6: the kernel skipped the barrier %llu "
+		       "and its check %llu times; %llu emulated): a followed "
+		       "process among them was searched only at its dynamic "
+		       "linker's barrier, a static one not at all",
+		       ULL(exec_lost), ULL(k.sk_exec), ULL(k.sk_exec_seen),
 		       ULL(session_counter(s, PC_CNT_SKIP_EXEC)));
 		bad = -1;
 	}

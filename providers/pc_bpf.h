@@ -131,11 +131,13 @@ enum pc_counter {
 	PC_CNT_STALE = 8,       /* entries of a recycled pid, removed */
 	PC_CNT_SKIP_FORK = 9,   /* fork and exit runs skipped on purpose, */
 	PC_CNT_SKIP_EXIT = 10,  /* as K6 skips them (pc_skip_tp) */
-	PC_CNT_EXEC_STOPS = 11, /* exec barriers run for wanted processes */
-	PC_CNT_EXEC_SEEN = 12,  /* execs of wanted processes, counted by a
-				   second program (pc_exec_seen): more than
-				   stops means a barrier the kernel skipped */
+	PC_CNT_EXEC_STOPS = 11, /* exec barriers taken for wanted processes */
+	PC_CNT_EXEC_CAUGHT = 12,/* execs (any process's) whose barrier
+				   program did not run, found by the second
+				   program (pc_exec_seen) */
 	PC_CNT_SKIP_EXEC = 13,  /* exec barriers skipped on purpose */
+	PC_CNT_EXEC_TAKEN = 14, /* barriers the second program took */
+	PC_CNT_SKIP_EXEC_CHECK = 15, /* its runs skipped on purpose */
 	PC_CNT_MAX,
 };
 
@@ -144,6 +146,7 @@ enum pc_counter {
 #define PC_SKIP_FORK 1
 #define PC_SKIP_EXIT 2
 #define PC_SKIP_EXEC 4
+#define PC_SKIP_EXEC_CHECK 8
 
 /* Per site (`pc_site_counts`, by the site's index): see above. */
 struct pc_site_count {

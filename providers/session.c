@@ -147,7 +147,8 @@ static void session_select_progs(struct pc_session *s, unsigned progs)
 				  !!(progs & SESSION_PROG_EXEC));
 }
 
-/* PROBECHECK_SKIP_TP=fork,exit,exec: pc_skip_tp (pc_bpf.h), else 0. */
+/* PROBECHECK_SKIP_TP=fork,exit,exec,execcheck: pc_skip_tp (pc_bpf.h),
+ * else 0.  execcheck skips the exec barrier's check (pc_exec_seen). */
 static int skip_tp(__u32 *bits)
 {
 	const char *env = getenv("PROBECHECK_SKIP_TP");
@@ -159,7 +160,8 @@ static int skip_tp(__u32 *bits)
 	/* Cut, it could lose or change a word: refused instead. */
 	if (strlen(env) >= sizeof(buf)) {
 		pc_err("bpf: PROBECHECK_SKIP_TP='%s': too long (at most %zu "
-		       "characters: fork, exit, exec)", env, sizeof(buf) - 1);
+		       "characters: fork, exit, exec, execcheck)", env,
+		       sizeof(buf) - 1);
 		return -EINVAL;
 	}
 	snprintf(buf, sizeof(buf), "%s", env);
@@ -170,13 +172,15 @@ static int skip_tp(__u32 *bits)
 			*bits |= PC_SKIP_EXIT;
 		else if (!strcmp(tok, "exec"))
 			*bits |= PC_SKIP_EXEC;
+		else if (!strcmp(tok, "execcheck"))
+			*bits |= PC_SKIP_EXEC_CHECK;
 		else {
 			pc_err("bpf: PROBECHECK_SKIP_TP='%s': '%s' is not fork, "
-			       "exit or exec", env, tok);
+			       "exit, exec or execcheck", env, tok);
 			return -EINVAL;
 		}
 	}
-	pc_dbg("bpf: the fork/exit programs skip runs as K6 would "
+	pc_dbg("bpf: the tracepoint programs skip runs as K6 would "
 	       "(PROBECHECK_SKIP_TP=%s)", env);
 	return 0;
 }

@@ -178,11 +178,15 @@ pids_of() {
 	fxs=$(private fx_static "$(fx_bin static)")
 	# A dynamic image is also caught by the linker hook before main; a
 	# static one has only the exec barrier.
-	run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fxs [ fire:2 vfork:1 ] ] exec:$fxs [ fire:1 ]" \
+	run -0 --separate-stderr pc trace -v --json --follow -c "$fx --oracle $o fire:fx:a1:1 fork [ exec:$fxs [ fire:2 vfork:1 ] ] exec:$fxs [ fire:1 ]" \
 		"usdt:$fx:fx:a1" 'usdt:*:fxv:hit'
 	printf '%s\n' "$output" >"$t"
 	assert_oracle "$o" "$t"
 	assert_summary 5
+	# One barrier per exec (the shell's, the fixture's, two of the static
+	# image), whichever exec program took it: the check runs after the
+	# barrier and stops only a process the barrier did not.
+	[[ $stderr == *"probecheck: follow: "*" exec-barriers=4 "* ]] || fail "follow line: $stderr"
 }
 
 @test "follow.linkers-full: --follow with PATH '*': a dynamic linker past the 16 the hook table holds is said once and left unhooked; the hooked ones go on" {
@@ -234,21 +238,38 @@ pids_of() {
 }
 
 # PROBECHECK_SKIP_TP=exec makes the exec barrier skip every followed
-# process's exec, as K6 does at random; a second program counts them.
-@test "follow.skipped-exec-said: --follow with PATH '*': execs of followed processes whose barrier the program skipped are counted and said: exit 1; a static image then goes untraced" {
+# process's exec, as K6 does at random; its check, a second program that
+# runs after it for the same exec, finds no mark and takes the barrier.
+@test "follow.skipped-exec-taken: --follow with PATH '*': execs whose barrier program was skipped are stopped by its check: a static image exec'd then is traced from its first hit, exit 0" {
 	pc_probecheck_only "its exec-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
 	fx=$(private fx_one)
 	fxs=$(private fx_static "$(fx_bin static)")
-	PROBECHECK_SKIP_TP=exec run -1 --separate-stderr pc trace --json --follow \
+	PROBECHECK_SKIP_TP=exec run -0 --separate-stderr pc trace --json --follow \
+		-c "$fx --oracle $o fire:fx:a1:1 exec:$fxs [ fire:1 ]" "usdt:$fx:fx:a1" 'usdt:*:fxv:hit'
+	printf '%s\n' "$output" >"$t"
+	assert_oracle "$o" "$t"
+	assert_summary 2
+	# The command's exec of the shell, the shell's of the fixture and the
+	# fixture's of the static image: each barrier the check's.
+	[[ $stderr =~ probecheck:\ follow:\ .*\ exec-barriers=3\ taken-by-check=3\ kernel-skipped:\ .*\ emulated-skipped:\ fork=0\ exit=0\ exec=3\ exec-check=0 ]] ||
+		fail "follow line: $stderr"
+}
+
+# With its check skipped too (execcheck), an exec is seen by neither: the
+# tracer cannot know whose it was, and says so.
+@test "follow.skipped-exec-said: --follow with PATH '*': execs for which neither the barrier nor its check ran are counted and said: exit 1; a static image then goes untraced" {
+	pc_probecheck_only "its exec-skip emulation (PROBECHECK_SKIP_TP)"
+	local fx fxs o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json
+	fx=$(private fx_one)
+	fxs=$(private fx_static "$(fx_bin static)")
+	PROBECHECK_SKIP_TP=exec,execcheck run -1 --separate-stderr pc trace --json --follow \
 		-c "$fx --oracle $o fire:fx:a1:1 exec:$fxs [ fire:1 ]" "usdt:$fx:fx:a1" 'usdt:*:fxv:hit'
 	printf '%s\n' "$output" >"$t"
 	# The fixture's own hit, not the static image's.
 	[[ $(grep -c '"probe":"fx:a1"' "$t") == 1 && $(grep -c '"probe":"fxv:hit"' "$t") == 0 ]] ||
 		fail "expected fx:a1 once and no fxv:hit: $output"
-	# The command's exec of the shell, the shell's of the fixture and the
-	# fixture's of the static image.
-	[[ $stderr == *"follow: the exec barrier did not run for 3 execs of followed processes (K6: the kernel skipped "*" runs of it, 3 emulated)"* ]] ||
+	[[ $stderr == *"follow: neither the exec barrier nor its check ran for 3 execs (K6: the kernel skipped the barrier "*" and its check "*" times; 3 emulated)"* ]] ||
 		fail "not said: $stderr"
 }
 
@@ -323,7 +344,7 @@ pids_of() {
 	assert_summary 500
 	# The root's 250 forks skipped (by the emulation, or by the kernel
 	# itself where K6 comes first); each child and grandchild joined late.
-	[[ $stderr =~ probecheck:\ follow:\ forks=0\ late=500\ .*\ not-followed=0\ filtered=0\ kernel-skipped:\ fork=([0-9]+)\ exit=[0-9]+\ exec=[0-9]+\ emulated-skipped:\ fork=([0-9]+)\ exit=0 ]] ||
+	[[ $stderr =~ probecheck:\ follow:\ forks=0\ late=500\ .*\ not-followed=0\ filtered=0\ exec-barriers=[0-9]+\ taken-by-check=[0-9]+\ kernel-skipped:\ fork=([0-9]+)\ exit=[0-9]+\ exec=[0-9]+\ exec-check=[0-9]+\ emulated-skipped:\ fork=([0-9]+)\ exit=0\ exec=0\ exec-check=0 ]] ||
 		fail "follow line: $stderr"
 	((BASH_REMATCH[2] <= 250 && BASH_REMATCH[1] + BASH_REMATCH[2] >= 250)) ||
 		fail "emulated fork skips ${BASH_REMATCH[2]}, the kernel's ${BASH_REMATCH[1]}: expected 250 in all: $stderr"
@@ -333,14 +354,14 @@ pids_of() {
 	pc_probecheck_only "its tracepoint-skip emulation (PROBECHECK_SKIP_TP)"
 	local fx ran=$BATS_TEST_TMPDIR/ran o=$BATS_TEST_TMPDIR/o.json v
 	fx=$PC_FIXTURES/fx_gcc_O2_pie
-	v='fork,exit,exec,fork,exit,exec,,'
+	v='fork,exit,exec,execcheck,exec,,'
 	PROBECHECK_SKIP_TP=$v run -0 --separate-stderr pc trace --json --follow -c "$fx --oracle $o fire:fx:a0:1" "usdt:$fx:fx:a0"
 	assert_equal "$(jq -c '.probe' <<<"$output")" '"fx:a0"'
 	for v in "$v," fork,bogus; do
 		PROBECHECK_SKIP_TP=$v run -1 --separate-stderr pc trace --json --follow -c "touch '$ran'" "usdt:$fx:fx:a0"
 		[[ $stderr == *"PROBECHECK_SKIP_TP='$v': "* ]] || fail "$v: $stderr"
 	done
-	[[ $stderr == *"'bogus' is not fork, exit or exec"* ]] || fail "$stderr"
+	[[ $stderr == *"'bogus' is not fork, exit, exec or execcheck"* ]] || fail "$stderr"
 	[[ ! -e $ran ]] || fail "the -c command ran"
 }
 

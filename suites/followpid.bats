@@ -49,5 +49,5 @@ run_as_pid() {
 	assert_equal "$PC_TRACE_STATUS" 0
 	assert_oracle "$o" "$t"
 	assert_summary 2 "$t.err"
-	run -0 grep -E "probecheck: follow: forks=1 late=0 exits=0 stale=1 .* filtered=3 kernel-skipped: fork=[0-9]+ exit=[0-9]+ exec=[0-9]+ emulated-skipped: fork=0 exit=[12]$" "$t.err"
+	run -0 grep -E "probecheck: follow: forks=1 late=0 exits=0 stale=1 .* filtered=3 exec-barriers=0 taken-by-check=0 kernel-skipped: fork=[0-9]+ exit=[0-9]+ exec=[0-9]+ exec-check=[0-9]+ emulated-skipped: fork=0 exit=[12] exec=0 exec-check=0$" "$t.err"
 }

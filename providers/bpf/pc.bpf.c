@@ -686,44 +686,80 @@ static __always_inline int stop_and_tell(__u32 kind)
 	return 0;
 }
 
-static __noinline int exec_barrier(void)
+/*
+ * K6 can skip the barrier program for any exec.  The second program runs
+ * after it for the same exec (tracepoint programs run in the order they
+ * were attached, follow.c) under its own recursion guard, and finds the
+ * barrier's mark for this exec (thread id -> bprm) or none: none means
+ * the barrier did not run, and it takes the barrier itself for a wanted
+ * process.  Only an exec both skipped goes unseen, and the counts say so
+ * (follow.c: exec_missed).  LRU: a mark whose check was skipped is never
+ * deleted; an old bprm address reused by a later exec of the same thread
+ * reads as "ran", which only makes the count of unseen execs larger.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} pc_exec_marks SEC(".maps");
+
+static __noinline int exec_barrier(__u64 bprm)
 {
-	if (!pid_wanted())
-		return 0;
-	if (pc_skip_tp & PC_SKIP_EXEC) {
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	int wanted = pid_wanted();
+
+	if (wanted && (pc_skip_tp & PC_SKIP_EXEC)) {
 		count(PC_CNT_SKIP_EXEC);
 		return 0;
 	}
+	bpf_map_update_elem(&pc_exec_marks, &tid, &bprm, BPF_ANY);
+	if (!wanted)
+		return 0;
 	count(PC_CNT_EXEC_STOPS);
 	return stop_and_tell(PC_CTL_EXEC);
 }
 
-static __noinline int exec_seen(void)
+static __noinline int exec_check(__u64 bprm)
 {
-	if (pid_wanted())
-		count(PC_CNT_EXEC_SEEN);
-	return 0;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *mark = bpf_map_lookup_elem(&pc_exec_marks, &tid);
+	int ran = mark && *mark == bprm;
+	int wanted = pid_wanted();
+
+	if (wanted && (pc_skip_tp & PC_SKIP_EXEC_CHECK)) {
+		count(PC_CNT_SKIP_EXEC_CHECK);
+		return 0;
+	}
+	if (mark)
+		bpf_map_delete_elem(&pc_exec_marks, &tid);
+	if (ran)
+		return 0;
+	count(PC_CNT_EXEC_CAUGHT);
+	if (!wanted)
+		return 0;
+	count(PC_CNT_EXEC_STOPS);
+	count(PC_CNT_EXEC_TAKEN);
+	return stop_and_tell(PC_CTL_EXEC);
 }
 
 /* Guarded like fork and exit: a preempted run makes the kernel skip every
- * other exec's on its CPU (K6), and the verdict counts those of any
- * process (follow.c). */
+ * other exec's on its CPU (K6). */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(pc_exec, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	return GUARDED(exec_barrier());
+	return GUARDED(exec_barrier((__u64)bprm));
 }
 
-/* The same execs counted by a program of its own: the kernel's recursion
- * guard is per program, so when it skips pc_exec for an exec it almost
- * always runs this one, and the two counts tell whether a skipped run
- * was a followed process's (follow.c: follow_verdict). */
+/* The barrier's check, a program of its own: the kernel's recursion guard
+ * is per program, so when it skips pc_exec for an exec it almost always
+ * runs this one. */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(pc_exec_seen, struct task_struct *p, pid_t old_pid,
 	     struct linux_binprm *bprm)
 {
-	return GUARDED(exec_seen());
+	return GUARDED(exec_check((__u64)bprm));
 }
 
 /*
