@@ -86,6 +86,10 @@ feature_probe_fn feature_probe_root, feature_probe_btf, feature_probe_tracefs,
 /* features_bpf.c */
 feature_probe_fn feature_probe_bpf, feature_probe_bpf_cookie,
 	feature_probe_kernel_btf, feature_probe_sleepable;
+struct btf;
+/* 1 when @btf has an enum @type with a value named @value, else 0. */
+int feature_btf_has_enum_value(const struct btf *btf, const char *type,
+			       const char *value);
 /* features_multi.c */
 feature_probe_fn feature_probe_uprobe_multi;
 /* features_x86.c */

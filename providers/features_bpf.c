@@ -91,8 +91,8 @@ int feature_probe_sleepable(enum feature_id id, char *why, size_t len)
 	return 0;
 }
 
-static int has_enum_value(const struct btf *btf, const char *type,
-			  const char *value)
+int feature_btf_has_enum_value(const struct btf *btf, const char *type,
+			       const char *value)
 {
 	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
 	const struct btf_type *t;
@@ -130,7 +130,7 @@ int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
 		feature_note(FEATURE_BPF_PREEMPT_DISABLE, 0, why);
 		return 0;
 	}
-	fv = has_enum_value(btf, "bpf_func_id", "BPF_FUNC_find_vma");
+	fv = feature_btf_has_enum_value(btf, "bpf_func_id", "BPF_FUNC_find_vma");
 	pd = btf__find_by_name_kind(btf, "bpf_preempt_disable", BTF_KIND_FUNC) > 0;
 	btf__free(btf);
 	snprintf(fv_why, sizeof(fv_why), "the kernel's BTF has no "

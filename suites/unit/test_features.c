@@ -11,7 +11,8 @@
  * executable (procmaps_self_offset) is not fooled by a mapping whose long
  * path holds, past any fixed line buffer, text that reads as a mapping.
  * And the attach modes' table as messages list it, and --attach=auto's
- * choice from the registry's answers.
+ * choice from the registry's answers, and an enum's values looked up in
+ * BTF built here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <bpf/btf.h>
 #include "unit.h"
 #include "interpose.h"
 #include "attach.h"
@@ -247,6 +249,36 @@ static void test_auto_choice(void)
 /* PROBECHECK_FEATURE_FAKE is read once (first here, before anything
  * asks for the table): a bad key refused once, not at every question,
  * and a key set later changes nothing. */
+/*
+ * The kernel's BTF is asked whether enum bpf_func_id has a value: built
+ * here with libbpf, the enum is followed by a type named as the value
+ * asked for, so a walk one past the enum's last value reads that type's
+ * name offset as a value's and finds it.
+ */
+static void test_btf_enum_value(void)
+{
+	struct btf *btf = btf__new_empty();
+
+	UNIT_TRUE(btf != NULL, "an empty BTF");
+	if (!btf)
+		return;
+	UNIT_TRUE(btf__add_enum(btf, "bpf_func_id", 4) > 0, "enum added");
+	UNIT_TRUE(!btf__add_enum_value(btf, "BPF_FUNC_unspec", 0), "a value");
+	UNIT_TRUE(!btf__add_enum_value(btf, "BPF_FUNC_map_lookup_elem", 1), "a second");
+	UNIT_TRUE(btf__add_int(btf, "BPF_FUNC_find_vma", 4, 0) > 0, "a type after it");
+	UNIT_EQ_INT(feature_btf_has_enum_value(btf, "bpf_func_id", "BPF_FUNC_unspec"), 1,
+		    "the first value found");
+	UNIT_EQ_INT(feature_btf_has_enum_value(btf, "bpf_func_id", "BPF_FUNC_map_lookup_elem"), 1,
+		    "the last value found");
+	UNIT_EQ_INT(feature_btf_has_enum_value(btf, "bpf_func_id", "BPF_FUNC_find_vma"), 0,
+		    "a value the enum lacks, named by the type after it: not found");
+	UNIT_EQ_INT(feature_btf_has_enum_value(btf, "bpf_prog_type", "BPF_FUNC_unspec"), 0,
+		    "an enum the BTF lacks: not found");
+	UNIT_EQ_INT(feature_btf_has_enum_value(btf, "BPF_FUNC_find_vma", "BPF_FUNC_find_vma"), 0,
+		    "a type of that name that is no enum: not found");
+	btf__free(btf);
+}
+
 static void test_fake_read_once(void)
 {
 	const char *p;
@@ -268,6 +300,7 @@ static void test_fake_read_once(void)
 int main(void)
 {
 	test_fake_read_once();
+	test_btf_enum_value();
 	test_auto_choice();
 	test_mode_names();
 	test_syscall_rows();
