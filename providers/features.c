@@ -179,7 +179,8 @@ static void probe(enum feature_id id)
 
 	cache[id].fs_state = FS_PROBING;
 	if (id == FEATURE_FAKE)
-		snprintf(why, sizeof(why), "fake row for tests (%s)", FAKE_ENV);
+		snprintf(why, sizeof(why), "fake row for tests (%s=%s)",
+			 FAKE_ENV, fake_key());
 	else
 		r = rows[id].fr_probe(id, why, sizeof(why));
 	/* Still FS_PROBING unless the probe noted its own row (then this

@@ -249,7 +249,7 @@ required_keys() {
 	done
 }
 
-@test "features.fake-key-form: PROBECHECK_FEATURE_FAKE must be a key, [a-z][a-z0-9_]* not ending in _why: each bad form refused with the reason and no row; the edge forms that are keys get their row" {
+@test "features.fake-key-form: PROBECHECK_FEATURE_FAKE must be a key, [a-z][a-z0-9_]* not ending in _why: each bad form refused with the reason and no row; the edge forms that are keys get their row, its reason whole up to 255 characters" {
 	local k
 	# '`' and '{' sit just outside a-z; "why" is shorter than "_why",
 	# "x_why" ends in it.
@@ -264,11 +264,18 @@ required_keys() {
 		[[ -z $stderr || $stderr != *PROBECHECK_FEATURE_FAKE* ]] || fail "'$k' refused: $stderr"
 		assert_line "$k=0"
 	done
+	# A key of any length is one; the row's reason names it and is kept
+	# whole up to the registry's 255 characters: 44 + 210 + ')' fit.
+	k=k$(printf 'x%.0s' {1..209})
+	PROBECHECK_FEATURE_FAKE=$k run -0 pc features
+	assert_line "${k}_why=fake row for tests (PROBECHECK_FEATURE_FAKE=$k)"
+	PROBECHECK_FEATURE_FAKE=${k}y run -0 pc features
+	assert_line "${k}y_why=fake row for tests (PROBECHECK_FEATURE_FAKE=${k}y"
 }
 
 @test "features.fake-row: a row added to the registry (PROBECHECK_FEATURE_FAKE) reaches 'probecheck features' and the capability file with its reason, and RESULTS.md's capabilities (line and grid)" {
 	requires cmd:python3
-	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE)'
+	local d=$BATS_TEST_TMPDIR/r why='fake row for tests (PROBECHECK_FEATURE_FAKE=pc_fake_row)'
 	export PROBECHECK_FEATURE_FAKE=pc_fake_row
 	run -0 pc features
 	assert_line pc_fake_row=0
