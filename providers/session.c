@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "features.h"
+#include "idcount.h"
 #include "log.h"
 #include "pc.skel.h"
 #include "session.h"
@@ -41,34 +42,16 @@ struct pc_session {
 	struct link_vec ps_sites;
 	struct link_vec ps_hooks;
 	uint64_t ps_delivered;
-	uint64_t *ps_site_delivered;    /* by site index, ps_nsite_delivered */
-	size_t ps_nsite_delivered;
+	/* Delivered events by site index, for -v; an event whose count
+	 * cannot be stored only misses from that breakdown (the total is
+	 * ps_delivered). */
+	struct id_counts ps_site_delivered;
 	session_event_fn ps_event;
 	void *ps_ctx;
 	session_ctl_fn ps_ctl;
 	void *ps_ctl_ctx;
 	int ps_counter_err;             /* first counter read that failed */
 };
-/* Delivered events per site, for -v; an event whose count cannot be
- * stored only misses from that breakdown (the total is ps_delivered). */
-static void site_delivered(struct pc_session *s, __u32 id)
-{
-	if (id >= PC_MAX_SPECS)
-		return;
-	if (id >= s->ps_nsite_delivered) {
-		size_t n = id + 64 > PC_MAX_SPECS ? PC_MAX_SPECS : id + 64;
-		uint64_t *v = realloc(s->ps_site_delivered, n * sizeof(*v));
-
-		if (!v)
-			return;
-		memset(v + s->ps_nsite_delivered, 0,
-		       (n - s->ps_nsite_delivered) * sizeof(*v));
-		s->ps_site_delivered = v;
-		s->ps_nsite_delivered = n;
-	}
-	s->ps_site_delivered[id]++;
-}
-
 static int ring_event(void *ctx, void *data, size_t len)
 {
 	struct pc_session *s = ctx;
@@ -85,7 +68,7 @@ static int ring_event(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	s->ps_delivered++;
-	site_delivered(s, es->ps_ev.pe_spec_id);
+	id_counts_add(&s->ps_site_delivered, es->ps_ev.pe_spec_id, PC_MAX_SPECS);
 	s->ps_event(s->ps_ctx, &es->ps_ev,
 		    len >= sizeof(*es) ? (const char (*)[PC_STR_LEN])es->ps_str
 				       : NULL, stk);
@@ -498,7 +481,7 @@ int session_site_counts(struct pc_session *s, __u32 id,
 		return -errno;
 	c->sc_seen = v.sc_seen;
 	c->sc_hits = v.sc_hits;
-	c->sc_delivered = id < s->ps_nsite_delivered ? s->ps_site_delivered[id] : 0;
+	c->sc_delivered = id_counts_get(&s->ps_site_delivered, id);
 	return 0;
 }
 
@@ -584,7 +567,7 @@ void session_close(struct pc_session *s)
 	if (s->ps_ops)
 		session_detach(s);
 	free(s->ps_sites.lv_v);
-	free(s->ps_site_delivered);
+	id_counts_free(&s->ps_site_delivered);
 	free(s->ps_hooks.lv_v);
 	ring_buffer__free(s->ps_ring);
 	pc_bpf__destroy(s->ps_skel);

@@ -16,6 +16,7 @@
 #include "elf.h"
 #include "ustack.h"
 #include "follow.h"
+#include "idcount.h"
 #include "note.h"
 #include "procmaps.h"
 #include "provider.h"
@@ -460,6 +461,36 @@ static void test_ustack_resolve(void)
 
 #endif
 
+#ifndef NOMEM_SKIP
+/* id_counts_add: its one allocation failing is -ENOMEM, the counts as
+ * they were (the id already counted once stays at 1). */
+static int ic_run(void *ctx)
+{
+	struct id_counts *c = ctx;
+	int err = id_counts_add(c, 3, 100);
+
+	if (err)
+		return err;
+	err = id_counts_add(c, 80, 100);
+	UNIT_TRUE(!err || (id_counts_get(c, 3) == 1 && id_counts_get(c, 80) == 0 && c->ic_n == 67),
+		  "id_counts_add failing: the table as it was");
+	return err;
+}
+
+static void ic_after(void *ctx)
+{
+	id_counts_free(ctx);
+}
+
+static void test_id_counts_add(void)
+{
+	struct id_counts c = { 0 };
+	struct sweep sw = { "id_counts_add", NULL, ic_run, ic_after, &c, 2, 0 };
+
+	sweep(&sw);
+}
+#endif
+
 int main(void)
 {
 #ifdef NOMEM_SKIP
@@ -476,6 +507,7 @@ int main(void)
 		test_spec_parse();
 		test_elf_obj_open();
 		test_ustack_resolve();
+		test_id_counts_add();
 	}
 	else
 		UNIT_TRUE(1, "allocation failures # SKIP malloc is not ours (valgrind?)");
