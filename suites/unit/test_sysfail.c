@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1041,6 +1042,48 @@ static void test_install_fstat_fd0(void)
 	site_set_free(&ss);
 }
 
+/*
+ * install_check_pid for a process that has not mapped the site's object
+ * (a child that exec'd sleep has not mapped this test binary): it opens a
+ * perf event for our own pid at the site, checks, and closes the event,
+ * also one at descriptor 0 (stdin closed).
+ */
+static void test_install_pid_fd0(void)
+{
+	struct site_set ss = { 0 };
+	uint64_t off;
+	int saved, rc, open0, p[2];
+	pid_t child;
+	char c;
+
+	UNIT_EQ_INT(procmaps_self_offset((const void *)test_install_pid_fd0, &off), 0,
+		    "the file offset of one of our own functions");
+	unit_site_add(&ss, "/proc/self/exe", off);
+	if (pipe2(p, O_CLOEXEC))
+		abort();
+	child = fork();
+	if (child == 0) {
+		execl("/bin/sleep", "sleep", "60", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	/* End of file once the exec closed the child's end: its mm is
+	 * sleep's, not a copy of ours. */
+	UNIT_EQ_INT(read(p[0], &c, 1), 0, "the child exec'd");
+	close(p[0]);
+	unit_quiet(1);
+	saved = unit_fd0_free();
+	rc = install_check_pid(&ss, 0, child);
+	open0 = fcntl(0, F_GETFD) >= 0;
+	unit_fd0_back(saved);
+	unit_quiet(0);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	UNIT_EQ_INT(rc, 0, "install check of a site the process has not mapped: 0");
+	UNIT_TRUE(!open0, "its perf event, at descriptor 0, closed");
+	site_set_free(&ss);
+}
+
 /* The x86 probes' children and our own path: a fork the system refuses
  * (EAGAIN: out of processes), a child that cannot be waited for, and a
  * /proc/self/exe that cannot be read are each the probe's error, never
@@ -1102,6 +1145,7 @@ int main(void)
 		test_retprobe_format();
 		test_follow_proc_unopened();
 		test_install_fstat_fd0();
+		test_install_pid_fd0();
 		test_proc_stat_malformed();
 		test_ref_ctr_format();
 		test_pmu_fd0();
