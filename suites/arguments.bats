@@ -334,3 +334,48 @@ dup_oracle() {
 	run -0 grep -c '"probe":"fxlib:l4".*,9223372036854775812,-124,4000012\]}$' "$t"
 	assert_output 1
 }
+
+# The BPF side's own bounds on a register operand: spec.c writes offsets
+# of named registers only, so the bounds are met only by a spec written
+# into pc_specs from outside (bpftool, as root can), as a corrupted or
+# foreign writer would.  A uprobe's pt_regs are the user registers at the
+# top of the kernel stack: the last 8 bytes (ss) are a register, what is
+# past them is not, nor what is below the struct.
+@test "arguments.reg-offset-bound: register offsets written into the tracer's map (bpftool): the last of pt_regs reads the user's ss (0x2b), one past the struct and one below it read as null" {
+	pc_probecheck_only "its pc_specs map and pt_regs bounds"
+	requires cmd:bpftool cmd:jq
+	local bin F pid o=$BATS_TEST_TMPDIR/o.json t=$BATS_TEST_TMPDIR/t.json map k v
+	local -a off=(0xa0 0x00 0xa8 0x00 0xf8 0xff) b
+	bin=$(fx_bin "$(first_variant)")
+	F=$(pc_fifo f)
+	pc_spawn pid "$bin" --oracle "$o" "ready:$BATS_TEST_TMPDIR/r0" "wait:$F" \
+		fire:fx:multi:3 "ready:$BATS_TEST_TMPDIR/r1" "wait:$(pc_fifo hold)"
+	pc_wait_file "$BATS_TEST_TMPDIR/r0"
+	pc_trace_bg "$t" --json -p "$pid" "usdt:$bin:fx:multi"
+	# The tracer's maps by their descriptors (bpftool's pids need a
+	# build it may not have), pc_specs by name.
+	map=
+	for k in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/"$PC_TRACE_PID"/fdinfo/* 2>/dev/null); do
+		[[ $(bpftool -j map show id "$k" | jq -r .name) == pc_specs ]] && map=$k
+	done
+	[[ $map =~ ^[0-9]+$ ]] || fail "no pc_specs map held by tracer $PC_TRACE_PID"
+	# fx:multi's three sites, in order, are specs 0-2 (argument 0 says
+	# which site: 1-3).  Argument 1 (bytes 48-71: a 24-byte header, then
+	# 24-byte arguments) becomes an 8-byte register (kind 2), no index,
+	# at offset 160, 168 = sizeof(struct pt_regs) on x86-64, and -8.
+	for k in 0 1 2; do
+		v=$(bpftool -j map lookup id "$map" key $k 0 0 0 | jq -r '.value | join(" ")')
+		read -ra b <<<"$v"
+		[[ ${#b[@]} -gt 71 ]] || fail "spec $k: ${#b[@]} bytes"
+		b[48]=0x02 b[49]=0x08 b[50]=0x00 b[51]=0x00
+		b[52]=${off[2 * k]} b[53]=${off[2 * k + 1]} b[54]=0xff b[55]=0xff
+		bpftool map update id "$map" key $k 0 0 0 value "${b[@]}" ||
+			fail "bpftool could not write spec $k"
+	done
+	pc_fifo_write "$F" go
+	pc_wait_file "$BATS_TEST_TMPDIR/r1"
+	pc_trace_stop
+	assert_equal "$PC_TRACE_STATUS" 0
+	run -0 jq -c '.args' "$PC_TRACE_OUT"
+	assert_output $'[1,43]\n[2,null]\n[3,null]'
+}
