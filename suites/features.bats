@@ -297,3 +297,23 @@ required_keys() {
 	run -0 report results "$d" 10
 	assert_line '| pc_fake_row | no |'
 }
+
+# The x86 probes run uprobes on probecheck's own file, found through
+# /proc/self/exe and /proc/self/maps: the longest path a file can have
+# (4095 bytes) must give the same answers as the build directory's.
+@test "features.long-exe-path: probecheck run from a path of 4095 bytes answers every row as from its build directory, with the same reasons" {
+	local d=$BATS_TEST_TMPDIR/l exe want got n
+	want=$(pc features)
+	# Directories of 200 characters, then a file name that ends the
+	# path at 4095.
+	while ((${#d} + 201 < 4095 - 20)); do
+		d=$d/$(printf 'd%.0s' {1..200})
+	done
+	mkdir -p "$d"
+	n=$((4095 - ${#d} - 1))
+	exe=$d/$(printf 'p%.0s' $(seq "$n"))
+	((${#exe} == 4095)) || fail "the path is ${#exe} bytes"
+	cp "$PC_BIN" "$exe"
+	run -0 "$exe" features
+	[[ $output == "$want" ]] || fail "answers differ from the build's: $(diff <(echo "$want") <(echo "$output"))"
+}
