@@ -693,6 +693,36 @@ static void test_optimize_pipes(void)
 	}
 }
 
+/* The uprobe_multi probe's child: its pipe or its fork failing is the
+ * probe's error, with nothing left open and no child (the fork's failure
+ * closing neither end of the pipe went unseen: 86f69e0e of draw
+ * pilot-20261207-c). */
+static void test_umulti_child_fails(void)
+{
+	static const char *const calls[] = { "pipe2", "fork" };
+	static const int errs[] = { EMFILE, EAGAIN };
+	char why[256];
+
+	if (!feature_has(FEATURE_BPF, why, sizeof(why))) {
+		printf("ok %d - uprobe_multi probe, its child not started # SKIP %s\n",
+		       ++unit_n, why);
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		int fds = unit_fds(), rc;
+
+		fail_call(calls[i], 0, errs[i]);
+		rc = feature_probe_uprobe_multi(FEATURE_UPROBE_MULTI, why, sizeof(why));
+		UNIT_TRUE(plan.hit, i ? "the planned fork failure happened"
+				      : "the planned pipe2 failure happened");
+		plan.call = NULL;
+		UNIT_EQ_INT(rc, -errs[i], i ? "uprobe_multi probe, fork fails: -EAGAIN"
+					    : "uprobe_multi probe, its pipe fails: -EMFILE");
+		UNIT_EQ_INT(unit_fds(), fds, "no descriptor left by the failed probe");
+		UNIT_EQ_INT(waitpid(-1, NULL, WNOHANG), -1, "no child started");
+	}
+}
+
 /* install_check_pid with a site's file that cannot be stat'ed: its errno,
  * not a guess from an unread stat of whether the process maps it. */
 static void test_install_pid_stat(void)
@@ -1146,6 +1176,7 @@ int main(void)
 		test_follow_proc_unopened();
 		test_install_fstat_fd0();
 		test_install_pid_fd0();
+		test_umulti_child_fails();
 		test_proc_stat_malformed();
 		test_ref_ctr_format();
 		test_pmu_fd0();
