@@ -210,7 +210,7 @@ required_keys() {
 	assert_line preempt_guard=0
 }
 
-@test "features.tracefs-debugfs: tracefs only under debugfs (/sys/kernel/tracing hidden in a mount namespace, as on kernels that mount it only there): tracefs=1; hidden in both places: tracefs=0 with the reason" {
+@test "features.tracefs-debugfs: tracefs only under debugfs (/sys/kernel/tracing hidden in a mount namespace, as on kernels that mount it only there): tracefs=1; hidden in both places: tracefs=0 with the reason, and --attach=tracefs refused with it" {
 	requires tracefs cmd:unshare cmd:mountpoint
 	local -a PC_WRAP=(unshare -m sh -c 'mount -t tmpfs none /sys/kernel/tracing &&
 		{ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; } &&
@@ -221,6 +221,13 @@ required_keys() {
 	run -0 pc features
 	assert_line tracefs=0
 	assert_line --regexp '^tracefs_why=/sys/kernel/tracing/uprobe_events: .* \(tracefs not mounted, or no CONFIG_UPROBE_EVENTS\)$'
+	# --attach=tracefs asked for there: refused at the start with that
+	# reason, before any program is loaded; the command never runs.
+	run -1 --separate-stderr pc trace --attach=tracefs -c "touch $BATS_TEST_TMPDIR/ran" \
+		"usdt:$PC_FIXTURES/fx_gcc_O2_pie:fx:a0"
+	[[ $stderr =~ attach:\ --attach=tracefs\ does\ not\ work\ on\ this\ kernel:\ /sys/kernel/tracing/uprobe_events:\ .*\(tracefs\ not\ mounted ]] ||
+		fail "not refused with the row's reason: $stderr"
+	[[ ! -e $BATS_TEST_TMPDIR/ran ]] || fail "the command ran"
 }
 
 @test "features.requires-rows: every capability a suite requires is a row of 'probecheck features' (one key per capability)" {

@@ -282,6 +282,43 @@ pid_provider() {
 	assert_output "cleanup: 0 records removed (0 tracefs entries), 0 live tracers left alone, 0 refused, 0 failed"
 }
 
+# An entry whose perf event another process holds is EBUSY to remove:
+# the tracer retries for about 2 s (entry_remove), then says so and keeps
+# the entry in its record for `probecheck cleanup`.  perf stat holds it:
+# its workload starts only once perf has opened its events.
+@test "tracefs.remove-busy: tracefs: an entry another process holds (perf stat on its event) is retried, then said as not removed (EBUSY) and kept in the record, no 'removed' said; released, probecheck cleanup removes it" {
+	requires cmd:perf
+	use_fixture
+	own_stash
+	fifos 1
+	start_fixture "ready:$(R 0)" "wait:$F1" fire:fx:a1:1 "ready:$(R 1)" "wait:$(pc_fifo hold)"
+	local g rec e name hold H
+	pc_trace_bg "$BATS_TEST_TMPDIR/t.json" --attach=tracefs -v --json -p "$PID" "usdt:$FX:fx:a1"
+	g=$(group_of "$PC_TRACE_PID") rec=$(record_of "$PC_TRACE_PID")
+	e=$(entries "$g")
+	[[ $(wc -l <<<"$e") == 1 ]] || fail "expected 1 entry in $g: '$e'"
+	name=$(awk '{ split($1, a, "/"); print a[2] }' <<<"$e")
+	H=$(pc_fifo h)
+	pc_spawn hold perf stat -a -e "$g:$name" -- \
+		bash -c 'touch "$1"; exec cat "$2" >/dev/null' _ "$BATS_TEST_TMPDIR/held" "$H"
+	pc_wait_file "$BATS_TEST_TMPDIR/held"
+	release 1
+	pc_trace_stop
+	run -0 cat "$PC_TRACE_OUT.err"
+	assert_line "probecheck: tracefs: cannot remove '$g/$name': Device or resource busy"
+	refute_line --partial "removed after"
+	assert_oracle "$ORACLE" "$PC_TRACE_OUT"
+	assert_equal "$(entries "$g")" "$e"
+	grep -qF "$name" "$rec" || fail "the entry is not in the record '$rec': $(cat "$rec" 2>&1)"
+	pc_fifo_write "$H" go
+	_pc_wait_gone "$hold" || fail "perf stat did not end"
+	run -0 --separate-stderr pc cleanup
+	assert_line "removed tracefs $g/$name"
+	run -0 entries "$g"
+	assert_output ""
+	[[ ! -e $rec ]] || fail "record '$rec' still there"
+}
+
 @test "tracefs.start-cleans: tracefs: every probecheck start cleans up: after a SIGKILLed tracer, 'probecheck list FILE' removes its entries and record, its output unchanged" {
 	use_fixture
 	own_stash

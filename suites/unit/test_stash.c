@@ -438,6 +438,40 @@ static void test_stash_paths(void)
 	UNIT_EQ_INT(stat(stash, &sb), -1, "... and nothing made");
 }
 
+/*
+ * Cleanup never creates the stash: under a parent that does not exist
+ * there is nothing to do, and nothing is said; a parent that is a file is
+ * an error, said (the two branches of one condition: 90099ae9 of draw
+ * fresh-20261207-b swapped them).
+ */
+static void test_cleanup_no_parent(void)
+{
+	char stash[340], file[300];
+	struct stash_report r;
+	int fd, rc;
+
+	snprintf(stash, sizeof(stash), "%s/none/stash", dir);
+	setenv("PROBECHECK_STASH", stash, 1);
+	unit_capture(1);
+	rc = stash_cleanup(NULL, 0, &r);
+	unit_capture(0);
+	UNIT_EQ_INT(rc, 0, "cleanup, the stash's parent missing: nothing to do");
+	UNIT_EQ_STR(unit_captured, "", "... and nothing said");
+	snprintf(file, sizeof(file), "%s/file", dir);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	snprintf(stash, sizeof(stash), "%s/stash", file);
+	setenv("PROBECHECK_STASH", stash, 1);
+	unit_capture(1);
+	rc = stash_cleanup(NULL, 0, &r);
+	unit_capture(0);
+	UNIT_EQ_INT(rc, -ENOTDIR, "cleanup, the stash's parent a file: -ENOTDIR");
+	UNIT_TRUE(strstr(unit_captured, "Not a directory") != NULL, "... said");
+	unlink(file);
+	unsetenv("PROBECHECK_STASH");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/test_stash.XXXXXX");
@@ -454,6 +488,7 @@ int main(void)
 	test_dir_name_limit();
 	test_record_parse();
 	test_stash_paths();
+	test_cleanup_no_parent();
 	rmdir(dir);
 	return unit_done();
 }

@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "attach_tracefs.h"
+#include "elf.h"
 #include "features.h"
 #include "follow.h"
 #include "install_check.h"
@@ -196,6 +197,18 @@ ssize_t read(int fd, void *buf, size_t n)
 	}
 	return syscall(SYS_read, fd, buf, n);
 }
+
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	if (planned_on("pread", fd)) {
+		if (!plan.err)
+			return 0;
+		errno = plan.err;
+		return -1;
+	}
+	return syscall(SYS_pread64, fd, buf, n, off);
+}
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) __attribute__((alias("pread")));
 
 ssize_t write(int fd, const void *buf, size_t n)
 {
@@ -507,6 +520,22 @@ static void test_stash_record_write(void)
 			fclose(f);
 		}
 		UNIT_TRUE(strstr(text, a) && !strstr(text, b), "the old record holds its one item, not the new two");
+	}
+	/* A dead tracer's record that cleanup cannot open (its openat, the
+	 * second after the directory's, fails with EACCES): refused with
+	 * that errno and left alone, not read from no descriptor. */
+	{
+		struct stash_report r;
+
+		fail_call("openat", 1, EACCES);
+		unit_quiet(1);
+		UNIT_EQ_INT(stash_cleanup(NULL, 0, &r), -EACCES,
+			    "cleanup, the record's openat failing: -EACCES");
+		unit_quiet(0);
+		UNIT_TRUE(plan.hit, "the planned openat of the record happened");
+		plan.call = NULL;
+		UNIT_EQ_INT(r.sr_refused, 1, "... the record refused");
+		UNIT_EQ_STR(entries(), "4242-777 ", "... and left alone");
 	}
 	UNIT_EQ_INT(stash_record_write(&id, NULL, 0), 0, "the record removed at the end");
 	/* Whatever a failed check left, so that the directory goes too. */
@@ -1056,7 +1085,7 @@ static void test_proc_stat_malformed(void)
 static void test_install_fstat_fd0(void)
 {
 	struct site_set ss = { 0 };
-	int saved, rc;
+	int saved, rc, fds;
 
 	unit_site_add(&ss, "/proc/self/exe", 0x40);
 	unit_quiet(1);          /* first: its dup of stderr must not take 0 */
@@ -1069,6 +1098,16 @@ static void test_install_fstat_fd0(void)
 	UNIT_EQ_INT(rc, -ENOMEM, "install check, fstat failing: -ENOMEM");
 	UNIT_TRUE(fcntl(0, F_GETFD) < 0, "its descriptor (0) closed");
 	unit_fd0_back(saved);
+	/* The same with descriptor 0 taken: the file's lands above it. */
+	fds = unit_fds();
+	fail_call("fstat", 0, EIO);
+	unit_quiet(1);
+	rc = install_check_here(&ss, 0, NULL);
+	unit_quiet(0);
+	UNIT_TRUE(plan.hit, "the planned fstat happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, -EIO, "install check, fstat failing: -EIO");
+	UNIT_EQ_INT(unit_fds(), fds, "its descriptor (above 2) closed");
 	site_set_free(&ss);
 }
 
@@ -1112,6 +1151,37 @@ static void test_install_pid_fd0(void)
 	UNIT_EQ_INT(rc, 0, "install check of a site the process has not mapped: 0");
 	UNIT_TRUE(!open0, "its perf event, at descriptor 0, closed");
 	site_set_free(&ss);
+}
+
+/*
+ * The ELF reader's first read, the identification bytes, failing (EIO)
+ * or coming back empty (a file truncated under us): its errno, or "not an
+ * ELF file", each said naming the file; nothing left open.
+ */
+static void test_elf_ident_read(void)
+{
+	struct elf_obj *eo = (struct elf_obj *)1;
+	int fds = unit_fds(), rc;
+
+	fail_call("pread", 0, EIO);
+	unit_capture(1);
+	rc = elf_obj_open("/proc/self/exe", 0, &eo);
+	unit_capture(0);
+	UNIT_TRUE(plan.hit, "the planned pread failure happened");
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, -EIO, "elf_obj_open, the identification unreadable: -EIO");
+	UNIT_TRUE(eo == NULL, "... no object");
+	UNIT_TRUE(strstr(unit_captured, "'/proc/self/exe': read: Input/output error") != NULL,
+		  "... said, naming the file and the error");
+	fail_call("pread", 0, 0);
+	unit_capture(1);
+	rc = elf_obj_open("/proc/self/exe", 0, &eo);
+	unit_capture(0);
+	plan.call = NULL;
+	UNIT_EQ_INT(rc, -ENOEXEC, "elf_obj_open, no identification read: -ENOEXEC");
+	UNIT_TRUE(strstr(unit_captured, "'/proc/self/exe': not an ELF file") != NULL,
+		  "... said as not an ELF file");
+	UNIT_EQ_INT(unit_fds(), fds, "no descriptor left by either");
 }
 
 /* The x86 probes' children and our own path: a fork the system refuses
@@ -1177,6 +1247,7 @@ int main(void)
 		test_install_fstat_fd0();
 		test_install_pid_fd0();
 		test_umulti_child_fails();
+		test_elf_ident_read();
 		test_proc_stat_malformed();
 		test_ref_ctr_format();
 		test_pmu_fd0();
