@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "elf.h"
+#include "realfile.h"
 #include "log.h"
 
 /* x86-64 maps in 4 KiB pages whatever p_align says. */
@@ -344,13 +345,7 @@ void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
 
 int elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino)
 {
-	struct stat sb;
-
-	if (fstat(eo->eo_fd, &sb))
-		return -errno;
-	*kdev = (uint64_t)major(sb.st_dev) << 20 | minor(sb.st_dev);
-	*ino = sb.st_ino;
-	return 0;
+	return realfile_id(eo->eo_fd, eo->eo_path, kdev, ino);
 }
 
 void elf_obj_close(struct elf_obj *eo)

@@ -44,7 +44,8 @@ void elf_obj_close(struct elf_obj *eo);
  */
 int  elf_lib_oom(int err);
 /* The opened file's device (the kernel's encoding, (major << 20) | minor)
- * and inode: the file a uprobe on it is keyed by.  0 or -errno. */
+ * and inode: the file a uprobe on it is keyed by, overlayfs's real file
+ * for one on overlayfs (realfile.h).  0 or -errno. */
 int  elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino);
 
 /* Section by name: 0 and *shdr / *scn, or -ENOENT. */

@@ -79,6 +79,8 @@ struct pc_event {
 	__u32 pe_nargs;
 	__u32 pe_err_mask;      /* bit i: arg i could not be read */
 	__u32 pe_trunc_mask;    /* bit i: string arg i cut at PC_STR_LEN - 1 */
+	__u32 pe_nspid;         /* tgid and tid in the process's own pid */
+	__u32 pe_nstid;         /* namespace (a container's view) */
 	__u8  pe_errno[PC_MAX_ARGS];
 	__u64 pe_args[PC_MAX_ARGS];
 };

@@ -5,7 +5,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include "log.h"
 #include "site.h"
 
 struct site *site_set_add(struct site_set *ss)
@@ -76,12 +76,13 @@ void site_set_sort(struct site_set *ss)
 	ss->ss_n = w + 1;
 }
 
-static int same_file(const char *a, const char *b)
+/* One file as the kernel keys uprobes (site.h: st_kdev, st_ino, the real
+ * file under overlayfs), or by path where a site's identity is unknown. */
+static int same_file(const struct site *a, const struct site *b)
 {
-	struct stat sa, sb;
-
-	return !strcmp(a, b) || (!stat(a, &sa) && !stat(b, &sb) &&
-				 sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+	if (a->st_ino && b->st_ino)
+		return a->st_kdev == b->st_kdev && a->st_ino == b->st_ino;
+	return !strcmp(a->st_open_path, b->st_open_path);
 }
 
 static void site_drop(struct site_set *ss, size_t j)
@@ -102,10 +103,16 @@ void site_set_drop_same(struct site_set *ss, size_t first)
 			const struct site *a = &ss->ss_v[i];
 
 			if (a->st_off != b->st_off ||
+			    a->st_retprobe != b->st_retprobe ||
 			    strcmp(a->st_provider, b->st_provider) ||
-			    strcmp(a->st_name, b->st_name) ||
-			    !same_file(a->st_open_path, b->st_open_path))
+			    strcmp(a->st_name, b->st_name) || !same_file(a, b))
 				continue;
+			pc_dbg("site %s:%s '%s' 0x%llx: the same file as '%s' "
+			       "(device 0x%llx, inode %llu): attached once",
+			       b->st_provider, b->st_name, b->st_open_path,
+			       (unsigned long long)b->st_off, a->st_open_path,
+			       (unsigned long long)b->st_kdev,
+			       (unsigned long long)b->st_ino);
 			site_drop(ss, j--);
 			break;
 		}

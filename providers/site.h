@@ -50,8 +50,11 @@ void site_set_free(struct site_set *ss);
 void site_set_sort(struct site_set *ss);
 /*
  * Drop each site from @first on that an earlier one already is: the same
- * offset, provider and name in the same file (by path, or by device and
- * inode: an explicit PATH and '*' naming one object), keeping the order.
+ * offset, kind (entry or return), provider and name in the same file as
+ * the kernel keys a uprobe (st_kdev, st_ino: an explicit PATH and '*'
+ * naming one object; a container's path through /proc/PID/root and the
+ * host's layer directory; two containers of one image), keeping the
+ * order.  Attached twice, each hit would be reported twice.
  */
 void site_set_drop_same(struct site_set *ss, size_t first);
 

@@ -270,6 +270,7 @@ int trace_resolve(const struct trace_opts *o, struct probe_req *reqs,
 	if (err)
 		return err;
 	site_set_sort(ss);
+	site_set_drop_same(ss, 1);
 	warn_bad_operands(ss);
 	return 0;
 }

@@ -163,8 +163,9 @@ void trace_print_event(void *ctx, const struct pc_event *ev,
 	st = &t->tr_sites->ss_v[ev->pe_spec_id];
 	if (t->tr_json) {
 		fprintf(f, "{\"probe\":\"%s:%s\",\"pid\":%u,\"tid\":%u,"
-			"\"cpu\":%u,\"ts\":%llu,\"args\":[", st->st_provider,
-			st->st_name, ev->pe_pid, ev->pe_tid, ev->pe_cpu,
+			"\"nspid\":%u,\"nstid\":%u,\"cpu\":%u,\"ts\":%llu,"
+			"\"args\":[", st->st_provider, st->st_name, ev->pe_pid,
+			ev->pe_tid, ev->pe_nspid, ev->pe_nstid, ev->pe_cpu,
 			(unsigned long long)ev->pe_ts);
 	} else {
 		fprintf(f, "%llu %u %u %u %s:%s", (unsigned long long)ev->pe_ts,

@@ -24,6 +24,9 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* The kernel's MAX_PID_NS_LEVEL: namespaces nest at most 32 deep. */
+#define PC_MAX_PIDNS_LEVEL 32
+
 /* Set before load: when non-zero only tgids in pc_pids produce events. */
 const volatile __u32 pc_filter_pids = 0;
 /* Set before load with --follow: descendants of the set join it. */
@@ -325,12 +328,31 @@ static __always_inline void set_err(struct pc_event *e, int i, int err)
 		e->pe_errno[i] = err > 0 && err < 256 ? err : 0;
 }
 
+/*
+ * @t's id in the pid namespace it was created in, the innermost one: what
+ * getpid()/gettid() return inside a container.  struct pid holds one upid
+ * per level, from the initial namespace (0) down to its own.
+ */
+static __always_inline __u32 ns_nr(struct task_struct *t)
+{
+	struct pid *p = BPF_CORE_READ(t, thread_pid);
+	unsigned int lvl = BPF_CORE_READ(p, level);
+
+	return BPF_CORE_READ(p, numbers[lvl & (PC_MAX_PIDNS_LEVEL - 1)].nr);
+}
+
 static __always_inline void fill(struct pt_regs *ctx, struct pc_event *e,
 				 const struct pc_spec *s, __u32 id, __u64 pid_tgid)
 {
 	e->pe_ts = bpf_ktime_get_ns();
 	e->pe_pid = pid_tgid >> 32;
 	e->pe_tid = (__u32)pid_tgid;
+	{
+		struct task_struct *t = (void *)bpf_get_current_task();
+
+		e->pe_nstid = ns_nr(t);
+		e->pe_nspid = ns_nr(BPF_CORE_READ(t, group_leader));
+	}
 	e->pe_cpu = bpf_get_smp_processor_id();
 	e->pe_spec_id = id;
 	e->pe_nargs = s->ps_nargs;
