@@ -1,7 +1,7 @@
 /*
  * oraclecmp — judge a tracer by a fixture's oracle log, exactly.
  *
- *   oraclecmp [--only GLOB]... [--mask PROBE:N]... ORACLE TRACE
+ *   oraclecmp [--only GLOB]... [--mask PROBE:N]... [--ns] ORACLE TRACE
  *
  * Both files are JSON lines.  The oracle holds one object per fired probe,
  *   {"probe":"fx:p_int","pid":123,"tid":124,"args":[1,-2,18446744073709551615,"s"]}
@@ -26,6 +26,11 @@
  * that is a marker instead of data: an object of one scalar member,
  * {"unreadable":"EFAULT"} or {"truncated":"..."} (docs/cli.md), compared
  * as such, so a marker equals only the same marker.
+ *
+ * --ns takes the trace's "nspid" and "nstid" (each hit's ids in its own
+ * pid namespace) as its pid and tid: a fixture in a container logs the
+ * ids it sees, getpid() and gettid() there.  A trace line without them
+ * is malformed then.
  *
  * --mask PROBE:N compares argument N (1-based) of PROBE's events as "*"
  * on both sides: for a test that has shown, by other means, why that
@@ -145,6 +150,7 @@ struct line {
 	struct buf ln_pid, ln_tid, ln_args;
 	int ln_has_probe, ln_has_pid, ln_has_tid, ln_has_args;
 	int ln_has_corrupt;
+	int ln_ns;              /* --ns on a trace line: nspid, nstid are ids */
 };
 
 /* Corruption records of the oracle, as their lines. */
@@ -273,6 +279,10 @@ static int take_member(const char *line, const char *key, const json_t *v,
 	}
 	if (!strcmp(key, "corrupt"))
 		ln->ln_has_corrupt = 1;
+	if (ln->ln_ns && (!strcmp(key, "nspid") || !strcmp(key, "nstid")))
+		key += 2;
+	else if (ln->ln_ns && (!strcmp(key, "pid") || !strcmp(key, "tid")))
+		key = "host id";        /* checked as any other key, dropped */
 	if (!strcmp(key, "pid") || !strcmp(key, "tid")) {
 		int pid = key[0] == 'p';
 
@@ -453,8 +463,8 @@ static int take_line(const char *text, struct line *ln, int is_trace,
 	return evset_add(es, ln);
 }
 
-static int read_file(const char *path, int is_trace, const struct only *on,
-		     struct evset *es)
+static int read_file(const char *path, int is_trace, int ns,
+		     const struct only *on, struct evset *es)
 {
 	struct jsonl_err e = { 0 };
 	struct line ln;
@@ -479,6 +489,7 @@ static int read_file(const char *path, int is_trace, const struct only *on,
 		if (!text[strspn(text, " \t\r\n")])	/* blank, e.g. a final newline */
 			continue;
 		memset(&ln, 0, sizeof(ln));
+		ln.ln_ns = is_trace && ns;
 		err = parse_line(text, &ln, &e);
 		if (!err)
 			err = take_line(text, &ln, is_trace, on, es, &e);
@@ -582,7 +593,7 @@ static void evset_free(struct evset *es)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: oraclecmp [--only GLOB]... [--mask PROBE:N]... ORACLE TRACE\n");
+	fprintf(stderr, "usage: oraclecmp [--only GLOB]... [--mask PROBE:N]... [--ns] ORACLE TRACE\n");
 }
 
 int main(int argc, char **argv)
@@ -590,7 +601,7 @@ int main(int argc, char **argv)
 	struct evset oracle = { 0 }, trace = { 0 };
 	struct only on = { 0 };
 	struct tally ty = { 0 };
-	int i, rc = 2;
+	int i, ns = 0, rc = 2;
 
 	on.on_glob = calloc((size_t)argc, sizeof(*on.on_glob));
 	on.on_mask = calloc((size_t)argc, sizeof(*on.on_mask));
@@ -600,6 +611,10 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--")) {
 			i++;
 			break;
+		}
+		if (!strcmp(argv[i], "--ns")) {
+			ns = 1;
+			continue;
 		}
 		if (!strcmp(argv[i], "--mask")) {
 			const char *c = ++i < argc ? strrchr(argv[i], ':') : NULL;
@@ -629,7 +644,8 @@ int main(int argc, char **argv)
 			argc - i);
 		goto out_usage;
 	}
-	if (read_file(argv[i], 0, &on, &oracle) || read_file(argv[i + 1], 1, &on, &trace))
+	if (read_file(argv[i], 0, 0, &on, &oracle) ||
+	    read_file(argv[i + 1], 1, ns, &on, &trace))
 		goto out;
 	/* qsort(NULL, 0, ...) is undefined (nonnull): an empty side has no
 	 * vector (make sanitize). */

@@ -493,18 +493,21 @@ pc_lines_at_least() {
 # ---------------------------------------------------------------------------
 # Judging the tracer.
 
-# assert_oracle ORACLE TRACE [--only GLOB]... [--allow-empty]: the trace
-# holds exactly the oracle's events (multiset of pid, tid, probe, args).
+# assert_oracle ORACLE TRACE [--only GLOB]... [--allow-empty] [--ns]: the
+# trace holds exactly the oracle's events (multiset of pid, tid, probe,
+# args; with --ns the trace's nspid and nstid are its pid and tid: a
+# fixture in a container logs the ids it sees).
 # Zero events on both sides fails unless --allow-empty: a comparison of
 # nothing with nothing proves nothing.
 assert_oracle() {
 	local oracle=$1 trace=$2 allow_empty=0 out st
 	local -a opts=()
-	shift 2 || { fail "assert_oracle: usage: assert_oracle ORACLE TRACE [--only GLOB] [--allow-empty]"; return 1; }
+	shift 2 || { fail "assert_oracle: usage: assert_oracle ORACLE TRACE [--only GLOB] [--allow-empty] [--ns]"; return 1; }
 	while (($#)); do
 		case $1 in
 		--only) opts+=(--only "$2"); shift 2 ;;
 		--allow-empty) allow_empty=1; shift ;;
+		--ns) opts+=(--ns); shift ;;
 		*) fail "assert_oracle: unknown option '$1'"; return 1 ;;
 		esac
 	done

@@ -1,0 +1,240 @@
+#!/usr/bin/env bats
+# containers.bats — tracing from the host into containers: a fixture in
+# its own pid and mount namespaces (and user namespace) on an overlayfs
+# root, entered by pivot_root (fixtures/fx_ctr.c), traced from outside by
+# the path the container sees (-p with the host pid), through
+# /proc/PID/root, by the host's path of the layer file, and with --follow
+# from the process that starts the containers.
+#
+# Uprobes belong to inodes, and overlayfs maps the real file of a layer:
+# every name of one file must attach it once (bpftrace#5102: six probes
+# through /proc/*/root for one), and a file copied up to the upper layer
+# is another file (bcc#2715).  The oracle is the fixture's log, ids as the
+# container sees them: the trace's nspid/nstid are compared with it
+# (oraclecmp --ns), and its pid with the host pid fx_ctr reported.
+# bats file_tags=containers
+
+load helpers/common
+
+PC_REQUIRES=(root uprobe_pmu bpf btf)
+
+CTR=$PC_FIXTURES/fx_ctr
+# A static image: the container's root holds nothing but it.
+CTR_FX=$PC_FIXTURES/fx_gcc_O2_static
+
+# ctr_dir: the test's directory for images and containers, made on first
+# use.  Not under BATS_TEST_TMPDIR (0700): a user namespace's root (uid
+# 100000 here) must reach the layers and the ready files.
+ctr_dir() {
+	if [[ -z ${CTR_DIR:-} ]]; then
+		CTR_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pc-ctr.XXXXXX") || { fail "ctr_dir: mktemp failed"; return 1; }
+		chmod 0755 "$CTR_DIR"
+		pc_on_teardown rm -rf "$CTR_DIR"
+	fi
+}
+
+# ctr_lower VAR [--userns]: a container image: VAR gets its directory,
+# holding /fx.  A rootless container's files belong to its mapped root.
+ctr_lower() {
+	local -n _ctr_lower=$1
+	ctr_dir || return 1
+	_ctr_lower=$CTR_DIR/img${2:-}
+	mkdir -p "$_ctr_lower"
+	cp "$CTR_FX" "$_ctr_lower/fx"
+	[[ ${2:-} != --userns ]] || chown -R 100000:100000 "$_ctr_lower"
+}
+
+# ctr_start VAR NAME LOWER [fx_ctr OPTION...] -- STEP...: the fixture
+# (/fx STEP...) in a container named NAME on image LOWER; returns once it
+# is ready (its ready step, before STEPs: start them with
+# `pc_fifo_write "$CTR_DIR/NAME/pc/go" go` where STEP has wait:/pc/go).
+# VAR gets the host pid; the oracle is $CTR_DIR/NAME/pc/o.  A kernel that
+# refuses a namespace or overlayfs there is a skip with its errno (fx_ctr
+# exit 3 names the step).
+ctr_start() {
+	local -n _ctr_var=$1
+	local name=$2 lower=$3 d pid err
+	local -a opts=()
+	shift 3
+	ctr_dir || return 1
+	d=$CTR_DIR/$name
+	while [[ $1 != -- ]]; do opts+=("$1"); shift; done
+	shift
+	mkdir -p "$d/state" "$d/pc"
+	# The container's root may be another uid (--userns).
+	chmod 0777 "$d/pc"
+	mkfifo -m 0666 "$d/pc/go"
+	pc_spawn pid "$CTR" --lower "$lower" --state "$d/state" --info "$d/info" \
+		--bind "$d/pc:pc" "${opts[@]}" -- /fx --oracle /pc/o ready:/pc/r "$@"
+	echo "$pid" >"$d/launcher"
+	pc_wait_until "$PC_TIMEOUT" ctr_up "$d" "$pid"
+	if [[ ! -s $d/pc/r ]]; then
+		err=$(cat "$BATS_TEST_TMPDIR/spawn.$PC_NSPAWN.err")
+		if [[ $err =~ \"ctr_error\":\"(unshare-[a-z]+|mount-overlay|mount-proc)\",\"errno\":\"(EPERM|EINVAL|ENODEV)\" ]]; then
+			skip "this kernel refuses the container: ${BASH_REMATCH[1]} failed with ${BASH_REMATCH[2]} (${opts[*]:-no user namespace})"
+		fi
+		fail "ctr_start: $name did not get ready: $err"; return 1
+	fi
+	_ctr_var=$(jq -r .host_pid "$d/info")
+	[[ $_ctr_var =~ ^[0-9]+$ ]] || { fail "ctr_start: no host pid in $d/info"; return 1; }
+	pc_log "container $name: host pid $_ctr_var, in the container $(cat "$d/pc/r")"
+}
+
+# ctr_up DIR LAUNCHER: the fixture said ready, or the launcher is gone.
+ctr_up() {
+	[[ -s $1/pc/r ]] || ! pc_inv_alive "$2"
+}
+
+# ctr_wait NAME: the container's launcher ends with status 0.
+ctr_wait() {
+	local pid
+	pid=$(cat "$CTR_DIR/$1/launcher")
+	pc_wait_until "$PC_TIMEOUT" ctr_gone "$pid" || { fail "ctr_wait: container $1 still running"; return 1; }
+}
+
+ctr_gone() {
+	! pc_inv_alive "$1"
+}
+
+# assert_ctr_trace NAME TRACE HOSTPID: TRACE holds exactly the fixture's
+# events, ids as the container sees them (nspid, nstid), and every one
+# with the host's pid HOSTPID.
+assert_ctr_trace() {
+	local o=$CTR_DIR/$1/pc/o pids
+	assert_oracle "$o" "$2" --ns
+	pids=$(jq -r '"\(.pid) \(.tid)"' "$2" | sort -u)
+	[[ $pids == "$3 $3" ]] || { fail "host pid and tid of the events: '$pids', expected '$3 $3' (fx_ctr's report)"; return 1; }
+}
+
+# ctr_variant NAME: fx_ctr's options for an image variant:
+#   lower   the binary in the lower layer (the host's file, same inode)
+#   copyup  copied up to the upper layer before it runs: a new inode
+#   userns  copied up, in a user namespace (uids 0.. -> 100000..)
+ctr_variant() {
+	case $1 in
+	lower) ;;
+	copyup) echo --copyup fx ;;
+	userns) echo --copyup fx --userns ;;
+	esac
+}
+
+# ctr_by_pid VARIANT: -p HOSTPID usdt:/fx:...: the path as the container
+# sees it, resolved through /proc/PID/root.
+ctr_by_pid() {
+	local t=$BATS_TEST_TMPDIR/t.json lower hp
+	ctr_lower lower $([[ $1 == userns ]] && echo --userns)
+	# shellcheck disable=SC2046  # the variant's options, maybe none
+	ctr_start hp c "$lower" $(ctr_variant "$1") -- wait:/pc/go fire:fx:a1:5 fire:fx:a3:3
+	pc_trace_bg "$t" --json -p "$hp" usdt:/fx:fx:a1 usdt:/fx:fx:a3
+	pc_fifo_write "$CTR_DIR/c/pc/go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	ctr_wait c
+	assert_ctr_trace c "$t" "$hp"
+	assert_summary 8 "$t.err"
+}
+
+@test "containers.pid-lower: -p HOSTPID with the path as the container sees it, the binary in the image's lower layer: exact events, ids as the container sees them and as the host does" {
+	ctr_by_pid lower
+}
+
+@test "containers.pid-copyup: -p HOSTPID, the binary copied up to the upper layer before it ran (a new inode): exact" {
+	ctr_by_pid copyup
+}
+
+@test "containers.pid-userns: -p HOSTPID into a rootless container (user namespace, uids mapped to 100000..), the binary copied up: exact" {
+	ctr_by_pid userns
+}
+
+# ctr_system_wide VARIANT PATH-KIND: no -p: the site named by PATH-KIND,
+#   root   /proc/HOSTPID/root/fx, the container's file from the host
+#   host   the layer file on the host: the image's for lower, the upper
+#          layer's once copied up
+#   both   both names of the one file: attached once
+# Exact events; the tracer stopped after the container has exited.
+ctr_system_wide() {
+	local t=$BATS_TEST_TMPDIR/t.json lower hp host p
+	local -a probes=()
+	ctr_lower lower
+	# shellcheck disable=SC2046  # the variant's options, maybe none
+	ctr_start hp c "$lower" $(ctr_variant "$1") -- wait:/pc/go fire:fx:a1:5
+	host=$lower/fx
+	[[ $1 == lower ]] || host=$(jq -r .upper "$CTR_DIR/c/info")/fx
+	case $2 in
+	root) probes=("usdt:/proc/$hp/root/fx:fx:a1") ;;
+	host) probes=("usdt:$host:fx:a1") ;;
+	both) probes=("usdt:/proc/$hp/root/fx:fx:a1" "usdt:$host:fx:a1") ;;
+	esac
+	pc_trace_bg "$t" --json -v "${probes[@]}"
+	pc_fifo_write "$CTR_DIR/c/pc/go" go
+	ctr_wait c
+	pc_trace_stop
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_ctr_trace c "$t" "$hp"
+	assert_summary 5 "$t.err"
+	if [[ $2 == both ]]; then
+		p=$(grep -c "the same file as .*: attached once" "$t.err") || true
+		assert_equal "$p" 1
+	fi
+}
+
+@test "containers.root-path-lower: the container's file through /proc/HOSTPID/root, system-wide: exact" {
+	ctr_system_wide lower root
+}
+
+@test "containers.root-path-copyup: /proc/HOSTPID/root of a binary copied up to the upper layer: exact" {
+	ctr_system_wide copyup root
+}
+
+@test "containers.host-path-lower: the image's file by its host path: the container's process is traced, exact" {
+	ctr_system_wide lower host
+}
+
+@test "containers.host-path-copyup: the upper layer's file by its host path, once copied up: exact" {
+	ctr_system_wide copyup host
+}
+
+@test "containers.two-names-lower: the container's path and the host's name one file: attached once, each hit one event" {
+	ctr_system_wide lower both
+}
+
+@test "containers.two-names-copyup: the same, the binary copied up: the upper layer's host path and the container's name one file" {
+	ctr_system_wide copyup both
+}
+
+@test "containers.copied-up-is-another-file: after a copy-up the image's lower file is not the one that runs: attached by its host path, it sees nothing" {
+	local t=$BATS_TEST_TMPDIR/t.json lower hp
+	ctr_lower lower
+	ctr_start hp c "$lower" --copyup fx -- wait:/pc/go fire:fx:a1:5
+	pc_trace_bg "$t" --json "usdt:$lower/fx:fx:a1"
+	pc_fifo_write "$CTR_DIR/c/pc/go" go
+	ctr_wait c
+	pc_trace_stop
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_equal "$(pc_count_events "$CTR_DIR/c/pc/o")" 5
+	assert_equal "$(grep -c . "$t")" 0
+	assert_summary 0 "$t.err"
+}
+
+@test "containers.follow-two-of-one-image: --follow from the process that starts two containers of one image: one attachment, each container's events exact, with its host pid" {
+	local t=$BATS_TEST_TMPDIR/t.json lower c d hp n
+	local -a cmd=()
+	ctr_lower lower
+	ctr_dir
+	for c in c1 c2; do
+		d=$CTR_DIR/$c
+		mkdir -p "$d/state" "$d/pc"
+		cmd+=("$CTR --lower $lower --state $d/state --info $d/info --bind $d/pc:pc -- /fx --oracle /pc/o fire:fx:a1:5 fire:fx:a3:2 &")
+	done
+	pc_trace_bg "$t" --json -v --follow -c "${cmd[*]} wait" 'usdt:*:fx:a*'
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	cat "$CTR_DIR/c1/pc/o" "$CTR_DIR/c2/pc/o" >"$BATS_TEST_TMPDIR/o.json"
+	assert_oracle "$BATS_TEST_TMPDIR/o.json" "$t" --ns
+	assert_summary 14 "$t.err"
+	for c in c1 c2; do
+		hp=$(jq -r .host_pid "$CTR_DIR/$c/info")
+		n=$(jq -c "select(.pid == $hp and .tid == $hp)" "$t" | grep -c .) || true
+		assert_equal "$n" 7
+	done
+}
