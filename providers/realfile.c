@@ -23,8 +23,9 @@ uint64_t realfile_kdev(uint64_t dev)
 	return (uint64_t)major(dev) << 20 | minor(dev);
 }
 
-/* mountinfo's escapes undone in place: octal (\040 a space, \054 a comma
- * in a super option) and overlayfs's "\:" in a layer list. */
+/* mountinfo's octal escapes undone in place: \040 a space, \054 a comma,
+ * \134 a backslash (overlayfs's "\:", a colon in a layer's name, shows
+ * as "\134:"). */
 static void unescape(char *s)
 {
 	char *w = s;
@@ -34,12 +35,20 @@ static void unescape(char *s)
 		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
 			*w++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
 			s += 3;
-		} else if (s[0] == '\\' && s[1]) {
-			*w++ = *++s;
 		} else {
 			*w++ = *s;
 		}
 	}
+	*w = 0;
+}
+
+/* A layer's name: overlayfs's backslash escapes undone in place. */
+static void unescape_layer(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++)
+		*w++ = s[0] == '\\' && s[1] ? *++s : *s;
 	*w = 0;
 }
 
@@ -104,19 +113,23 @@ static int find_mount(const char *path, int id, struct rf_mount *m)
 	return err;
 }
 
-/* A copy of super option @key's value in @opts ("upperdir"), escapes
- * kept (a layer list splits on unescaped ':'); NULL if absent. */
-static char *opt_value(const char *opts, const char *key)
+/* *@out: a copy of super option @key's value in @opts ("upperdir"),
+ * mountinfo's escapes undone.  1, 0 absent, -ENOMEM. */
+static int opt_value(const char *opts, const char *key, char **out)
 {
 	size_t kl = strlen(key);
 
 	for (const char *p = opts; p; p = strchr(p, ',')) {
 		if (*p == ',')
 			p++;
-		if (!strncmp(p, key, kl) && p[kl] == '=')
-			return strndup(p + kl + 1, strcspn(p + kl + 1, ","));
+		if (strncmp(p, key, kl) || p[kl] != '=')
+			continue;
+		if (!(*out = strndup(p + kl + 1, strcspn(p + kl + 1, ","))))
+			return -ENOMEM;
+		unescape(*out);
+		return 1;
 	}
-	return NULL;
+	return 0;
 }
 
 /* Layer directory @layer's file @rel: 1 it is the real file (*@out), 0
@@ -140,8 +153,9 @@ static int in_layer(const char *layer, const char *rel, off_t size,
 	return 1;
 }
 
-/* Each layer of @list (':'-separated, "\:" escaped; "::" before data-only
- * layers) in turn: in_layer's first non-zero answer. */
+/* Each layer of @list (mountinfo's escapes undone: ':'-separated, "\:"
+ * a colon in a name; "::" before data-only layers) in turn: in_layer's
+ * first non-zero answer. */
 static int in_layers(char *list, const char *rel, off_t size, struct stat *out)
 {
 	char *p = list, *start = list;
@@ -156,7 +170,7 @@ static int in_layers(char *list, const char *rel, off_t size, struct stat *out)
 			continue;
 		end = !*p;
 		*p = 0;
-		unescape(start);
+		unescape_layer(start);
 		if (*start && (r = in_layer(start, rel, size, out)))
 			return r;
 		if (end)
@@ -195,13 +209,13 @@ static int overlay_real(int fd, const char *path, off_t size, struct stat *out)
 	    snprintf(rel, sizeof(rel), "%s%s", strcmp(m.rm_root, "/") ? m.rm_root : "",
 		     at + n) >= (int)sizeof(rel))
 		goto out;
-	if ((layers = opt_value(m.rm_opts, "upperdir"))) {
-		r = in_layers(layers, rel, size, out);
-		free(layers);
-	}
-	if (!r && (layers = opt_value(m.rm_opts, "lowerdir"))) {
-		r = in_layers(layers, rel, size, out);
-		free(layers);
+	/* The upper layer first: a copied-up file is there. */
+	for (int i = 0; i < 2 && !r; i++) {
+		r = opt_value(m.rm_opts, i ? "lowerdir" : "upperdir", &layers);
+		if (r > 0) {
+			r = in_layers(layers, rel, size, out);
+			free(layers);
+		}
 	}
 out:
 	free(m.rm_line);

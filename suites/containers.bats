@@ -238,3 +238,34 @@ ctr_system_wide() {
 		assert_equal "$n" 7
 	done
 }
+
+# ctr_lower_dynamic VAR: an image with a dynamic fixture, the libraries
+# it needs at their paths (the host's, copied: other inodes) and its
+# probe library as /libfx.so.
+ctr_lower_dynamic() {
+	local -n _ctr_dyn=$1
+	local lib
+	ctr_dir || return 1
+	_ctr_dyn=$CTR_DIR/imgdyn
+	mkdir -p "$_ctr_dyn"
+	cp "$(fx_bin gcc_O2_pie)" "$_ctr_dyn/fx"
+	cp "$(fx_lib gcc_O2_pie)" "$_ctr_dyn/libfx.so"
+	for lib in $(ldd "$_ctr_dyn/fx" "$_ctr_dyn/libfx.so" |
+		     awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && NF == 2 { print $1 }' | sort -u); do
+		mkdir -p "$_ctr_dyn${lib%/*}"
+		cp -L "$lib" "$_ctr_dyn$lib"
+	done
+}
+
+@test "containers.dynamic-dlopen: -p HOSTPID in a container whose image has its own libraries: the executable's probes (PATH '*') and a library's by the container's path, dlopened there after attach: exact" {
+	local t=$BATS_TEST_TMPDIR/t.json lower hp
+	ctr_lower_dynamic lower
+	ctr_start hp c "$lower" -- wait:/pc/go fire:fx:a1:3 dlopen:/libfx.so libfire:fxlib:l4:3 fire:fx:a3:2
+	pc_trace_bg "$t" --json -p "$hp" 'usdt:*:fx:a*' usdt:/libfx.so:fxlib:l4
+	pc_fifo_write "$CTR_DIR/c/pc/go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	ctr_wait c
+	assert_ctr_trace c "$t" "$hp"
+	assert_summary 8 "$t.err"
+}
