@@ -103,6 +103,14 @@ static void test_layers(void)
 	check_id("m/e", "u pm/e", "made in the overlay: the upper layer's");
 }
 
+static void test_bad_fd(void)
+{
+	uint64_t kdev = 7, ino = 9;
+
+	UNIT_EQ_INT(realfile_id(-1, "m/a", &kdev, &ino), -EBADF, "no file: fstat's error");
+	UNIT_TRUE(kdev == 7 && ino == 9, "... and nothing set");
+}
+
 /* A child in its own mount namespace mounts @mnt (with its lower on a
  * tmpfs only it has, if @hide), says so on @ready and waits for EOF on
  * @hold.  Returns its pid. */
@@ -191,6 +199,7 @@ int main(void)
 	}
 	put("m/e", "e, made in the overlay\n");
 	test_layers();
+	test_bad_fd();
 	test_other_ns(0);
 	test_other_ns(1);
 	umount2("m", MNT_DETACH);

@@ -12,7 +12,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "unit.h"
+#include "realfile.h"
 #include "site.h"
 
 /* A site of /bin/x, provider p, name n, at @pc; strings owned by the set. */
@@ -112,13 +114,17 @@ static void test_key_fields(void)
 	}
 }
 
-/* Site @name at offset @off of @file (its open path), into @ss. */
+/* Site @name at offset @off of @file (its open path), into @ss, its file
+ * identified as elf_obj_place does (realfile.h: stat's, off overlayfs). */
 static void add_in(struct site_set *ss, const char *file, uint64_t off, const char *name)
 {
 	struct site *st = site_set_add(ss);
+	struct stat sb;
 
-	if (!st)
+	if (!st || stat(file, &sb))
 		abort();
+	st->st_kdev = realfile_kdev(sb.st_dev);
+	st->st_ino = sb.st_ino;
 	st->st_path = strdup(file);
 	st->st_open_path = strdup(file);
 	st->st_provider = strdup("p");
@@ -158,6 +164,21 @@ static void test_drop_same(void)
 	UNIT_TRUE(order && ss.ss_n == 18 && !strcmp(ss.ss_v[15].st_open_path, "/bin/sh") &&
 		  !strcmp(ss.ss_v[16].st_name, "other") && !strcmp(ss.ss_v[17].st_name, "last"),
 		  "... the others in their order");
+	/* A return probe where an entry probe is: another site. */
+	add_in(&ss, "/proc/self/exe", 0x100, "n0");
+	ss.ss_v[18].st_retprobe = 1;
+	site_set_drop_same(&ss, 18);
+	UNIT_EQ_INT(ss.ss_n, 19, "a return probe at an entry probe's offset: kept");
+	/* The kernel's identity decides, not the path: the same path with
+	 * another identity is another file (a file replaced), and a site
+	 * whose identity is unknown (0) is compared by path. */
+	add_in(&ss, "/proc/self/exe", 0x101, "n1");
+	ss.ss_v[19].st_ino ^= 1;
+	add_in(&ss, "/proc/self/exe", 0x102, "n2");
+	ss.ss_v[20].st_ino = 0;
+	site_set_drop_same(&ss, 19);
+	UNIT_EQ_INT(ss.ss_n, 20, "another inode at the same path: kept; unknown identity, same path: dropped");
+	UNIT_TRUE(ss.ss_n == 20 && ss.ss_v[19].st_off == 0x101, "... the kept one is the other inode's");
 	site_set_free(&ss);
 }
 
