@@ -11,9 +11,14 @@
  * an executable mapping can hold a probe site, so only those are returned.
  *
  * Skipped: anonymous memory and pseudo-files ([heap], [vdso], ...), which
- * have inode 0 or no path; files deleted since they were mapped (the path
- * ends in " (deleted)" and names nothing, or something else, on disk);
- * mapped files that are not ELF.
+ * have inode 0 or no path; mapped files that are not ELF.
+ *
+ * A file deleted since it was mapped (its path ends in " (deleted)" and
+ * names nothing, or another file, on disk) and a memfd ("/memfd:NAME
+ * (deleted)") are opened through /proc/PID/map_files/START-END, the
+ * mapping itself: the kernel resolves that link to the mapped inode, for
+ * reading it here as for a uprobe on it.  Root only (CAP_SYS_ADMIN), as
+ * tracing is.
  *
  * Quirk: a file the process mmap()s itself (to read it, not to run it) is
  * indistinguishable here from a loaded segment; if that mapping is below
@@ -36,7 +41,7 @@
 #define DELETED_SUFFIX " (deleted)"
 
 struct pm_map {
-	uint64_t pm_start, pm_off;
+	uint64_t pm_start, pm_end, pm_off;
 	unsigned long pm_dev, pm_ino;
 	int      pm_exec;
 	const char *pm_path;    /* points into the line buffer */
@@ -67,6 +72,7 @@ static int pm_parse_line(char *line, struct pm_map *m)
 	if (len && line[len - 1] == '\n')
 		line[--len] = '\0';
 	m->pm_start = start;
+	m->pm_end = end;
 	m->pm_off = off;
 	m->pm_dev = makedev(major, minor);
 	m->pm_ino = ino;
@@ -128,8 +134,11 @@ static int pm_acc_add(struct pm_acc *pa, pid_t pid, const struct pm_map *m)
 	po = &o->po_v[o->po_n];
 	memset(po, 0, sizeof(*po));
 	po->po_path = strdup(m->pm_path);
-	if (!po->po_path || asprintf(&po->po_open_path, "/proc/%d/root%s",
-				     (int)pid, m->pm_path) < 0) {
+	if (!po->po_path ||
+	    (pm_is_deleted(m->pm_path) ?
+	     asprintf(&po->po_open_path, "/proc/%d/map_files/%llx-%llx", (int)pid,
+		      (unsigned long long)m->pm_start, (unsigned long long)m->pm_end) :
+	     asprintf(&po->po_open_path, "/proc/%d/root%s", (int)pid, m->pm_path)) < 0) {
 		free(po->po_path);
 		return -ENOMEM;
 	}
@@ -168,11 +177,6 @@ static int pm_read_lines(FILE *f, pid_t pid, int quiet, const char *name,
 		}
 		if (!m.pm_ino || m.pm_path[0] != '/')
 			continue;
-		if (pm_is_deleted(m.pm_path)) {
-			pc_dbg("procmaps: pid %d: skipping deleted '%s'",
-			       (int)pid, m.pm_path);
-			continue;
-		}
 		err = pm_acc_add(pa, pid, &m);
 		if (err)
 			goto out;

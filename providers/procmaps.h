@@ -15,7 +15,8 @@
 
 struct pm_object {
 	char    *po_path;       /* path as the process sees it */
-	char    *po_open_path;  /* /proc/PID/root + po_path */
+	char    *po_open_path;  /* /proc/PID/root + po_path, or for a deleted
+				 * file /proc/PID/map_files/START-END */
 	uint64_t po_start;      /* lowest mapping of the object */
 	uint64_t po_off;        /* file offset of that mapping */
 	uint64_t po_bias;       /* runtime - link-time address, 0 if unknown */

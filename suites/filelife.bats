@@ -1,0 +1,142 @@
+#!/usr/bin/env bats
+# filelife.bats — the traced file's life: replaced by rename, unlinked
+# while it runs, a program run from a memfd, and the file's bytes.
+#
+# A uprobe belongs to an inode (libbpf#528, bcc#2640): a path names the
+# file it named at attach.  A process running a file since replaced or
+# deleted maps an inode no path names ("F (deleted)" in its maps), as does
+# one run from a memfd; probecheck opens those through
+# /proc/PID/map_files/START-END (PATH '*' with -p), or the user names
+# /proc/PID/exe.  The int3 a uprobe writes goes into the traced process's
+# own copy of the page: never into the page cache, so the file on disk and
+# every other mapping of it keep the original bytes, also after the tracer
+# is SIGKILLed (fixtures/fx_filelife.c maps the file as a reader and as a
+# second program would, and dumps what it sees).
+# bats file_tags=filelife
+
+load helpers/common
+
+PC_REQUIRES=(root uprobe_pmu bpf btf)
+
+FL=$PC_FIXTURES/fx_filelife
+
+# fl_copy VAR [VARIANT]: a copy of a fixture executable in the test's
+# directory (VAR gets its path) and a pristine copy beside it (VAR.orig).
+fl_copy() {
+	local -n _fl_copy=$1
+	_fl_copy=$BATS_TEST_TMPDIR/fx
+	cp "$(fx_bin "${2:-gcc_O2_pie}")" "$_fl_copy"
+	cp "$_fl_copy" "$_fl_copy.orig"
+}
+
+# fl_start VAR NAME EXE STEP...: EXE --oracle NAME.o ready:NAME.r STEP...,
+# spawned; returns once it is ready.  VAR gets its pid.
+fl_start() {
+	local -n _fl_start=$1
+	local n=$BATS_TEST_TMPDIR/$2
+	shift 2
+	pc_spawn _fl_start "$1" --oracle "$n.o" ready:"$n.r" "${@:2}"
+	pc_wait_file "$n.r"
+}
+
+# assert_same_bytes FILE PRISTINE WHAT: FILE holds PRISTINE's bytes; the
+# first difference is named (offset, and the bytes: an int3 is 314 octal).
+assert_same_bytes() {
+	local d
+	d=$(cmp -l "$2" "$1" 2>&1 | head -n 3) || true
+	[[ -z $d ]] || { fail "$3: '$1' differs from the original at (offset, original, now in octal): $d"; return 1; }
+}
+
+# fl_view VAR NAME FILE [--exec]: a view of FILE (fx_filelife view) kept
+# mapped; dump it with fl_dump NAME.
+fl_view() {
+	local -n _fl_view=$1
+	local n=$BATS_TEST_TMPDIR/$2 fd
+	mkfifo "$n.f"
+	pc_spawn _fl_view "$FL" view ${4:-} "$3" "$n.r" "$n.f" "$n"
+	pc_wait_file "$n.r"
+	# Held open: the view dumps a line at a time and ends at EOF.
+	exec {fd}>"$n.f"
+	eval "FL_VIEW_FD_$2=$fd"
+	FL_VIEW_N[$2]=0
+}
+
+declare -A FL_VIEW_N
+
+# fl_dump NAME: the view's bytes now, in a new file: FL_DUMP (not printed:
+# the count must outlive the call).
+fl_dump() {
+	local fdv=FL_VIEW_FD_$1 n
+	n=$((FL_VIEW_N[$1] + 1))
+	FL_VIEW_N[$1]=$n
+	FL_DUMP=$BATS_TEST_TMPDIR/$1.$n
+	[[ ! -e $FL_DUMP ]] || { fail "fl_dump: '$FL_DUMP' exists before it was asked for"; return 1; }
+	echo >&"${!fdv}"
+	pc_wait_file "$FL_DUMP"
+}
+
+# fl_check_bytes F WHEN: the file on disk, its shared read-only view and
+# its second program's executable view hold the original bytes.
+fl_check_bytes() {
+	assert_same_bytes "$1" "$1.orig" "the file on disk, $2"
+	fl_dump vs
+	assert_same_bytes "$FL_DUMP" "$1.orig" "a reader's shared mapping, $2"
+	fl_dump vx
+	assert_same_bytes "$FL_DUMP" "$1.orig" "another process's executable mapping, $2"
+}
+
+# fl_bytes_intact MODE VARIANT: traced in MODE, a program fires every
+# fx:a* site; while attached and after the tracer's SIGKILL (and the
+# cleanup tracefs needs then) the bytes are the original's everywhere but
+# in the traced process.
+fl_bytes_intact() {
+	local f t=$BATS_TEST_TMPDIR/t.json tp vs vx go go2
+	pc_use_mode "$1"
+	fl_copy f "$2"
+	go=$(pc_fifo go)
+	go2=$(pc_fifo go2)
+	fl_start tp p "$f" wait:"$go" fire:fx:a1:5 fire:fx:a3:2 wait:"$go2"
+	fl_view vs vs "$f"
+	fl_view vx vx "$f" --exec
+	fl_check_bytes "$f" "before attach"
+	pc_trace_bg "$t" --json --attach="$1" -p "$tp" "usdt:$f:fx:a*"
+	pc_fifo_write "$go" go
+	# Every hit delivered: the sites were in place while the views read.
+	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$t" 7
+	fl_check_bytes "$f" "while attached (mode $1)"
+	pc_trace_stop KILL
+	[[ $1 != tracefs ]] || run -0 pc cleanup
+	fl_check_bytes "$f" "after the tracer's SIGKILL (mode $1)"
+	pc_fifo_write "$go2" go
+	pc_wait_until "$PC_TIMEOUT" fl_gone "$tp"
+}
+
+fl_gone() {
+	! pc_inv_alive "$1"
+}
+
+@test "filelife.bytes-intact-perf: perf mode: the file on disk, a reader's mapping and another program's executable mapping keep the original bytes while attached and after SIGKILL" {
+	fl_bytes_intact perf gcc_O2_pie
+}
+
+@test "filelife.bytes-intact-tracefs: the same in tracefs mode (SIGKILL leaves its entries: cleanup)" {
+	fl_bytes_intact tracefs gcc_O2_pie
+}
+
+@test "filelife.bytes-intact-multi: the same in uprobe_multi mode" {
+	fl_bytes_intact multi gcc_O2_pie
+}
+
+@test "filelife.bytes-intact-nop5: the same on 5-byte nop sites (6.18+ kernels rewrite them into a CALL)" {
+	fl_bytes_intact auto gcc_O2_pie_nop5
+}
+
+@test "filelife.checker-catches-int3: an int3 written into the file is found by the byte check, at its offset" {
+	local f
+	fl_copy f
+	printf '\xcc' | dd of="$f" bs=1 seek=4096 conv=notrunc status=none
+	run assert_same_bytes "$f" "$f.orig" "planted"
+	assert_failure
+	assert_output --partial "4097 "
+	assert_output --partial " 314"
+}
