@@ -140,3 +140,117 @@ fl_gone() {
 	assert_output --partial "4097 "
 	assert_output --partial " 314"
 }
+
+@test "filelife.replaced-by-rename: a path names the file it named at attach: after the file is replaced by rename, the running process still fires into the trace, exactly; a process started from the new file runs another inode and is not traced" {
+	local f t=$BATS_TEST_TMPDIR/t.json p1 p2 go
+	fl_copy f
+	go=$(pc_fifo go)
+	fl_start p1 p1 "$f" wait:"$go" fire:fx:a1:3 fire:fx:a3:2
+	pc_trace_bg "$t" --json "usdt:$f:fx:a*"
+	cp "$f.orig" "$f.new"
+	mv "$f.new" "$f"
+	fl_start p2 p2 "$f" fire:fx:a1:4
+	pc_wait_until "$PC_TIMEOUT" fl_gone "$p2"
+	pc_fifo_write "$go" go
+	pc_wait_until "$PC_TIMEOUT" fl_gone "$p1"
+	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$t" 5
+	pc_trace_stop
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_equal "$(pc_count_events "$BATS_TEST_TMPDIR/p2.o")" 4
+	assert_oracle "$BATS_TEST_TMPDIR/p1.o" "$t"
+	assert_summary 5 "$t.err"
+}
+
+# fl_gone_attach PROBE-KIND: a process whose file is gone from disk
+# (deleted, or replaced by rename), traced by -p with PROBE-KIND
+#   star  PATH '*': the object opened through /proc/PID/map_files
+#   exe   /proc/PID/exe
+# exact.  $1 how the file went: rm or mv.
+fl_gone_attach() {
+	local f t=$BATS_TEST_TMPDIR/t.json p go probe
+	fl_copy f
+	go=$(pc_fifo go)
+	fl_start p p "$f" wait:"$go" fire:fx:a1:3 fire:fx:a3:2
+	case $1 in
+	rm) rm "$f" ;;
+	mv) cp "$f.orig" "$f.new" && mv "$f.new" "$f" ;;
+	esac
+	grep -q " (deleted)$" "/proc/$p/maps" || { fail "the process does not map a deleted file"; return 1; }
+	case $2 in
+	star) probe='usdt:*:fx:a*' ;;
+	exe) probe="usdt:/proc/$p/exe:fx:a*" ;;
+	esac
+	pc_trace_bg "$t" --json -p "$p" "$probe"
+	pc_fifo_write "$go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$BATS_TEST_TMPDIR/p.o" "$t"
+	assert_summary 5 "$t.err"
+}
+
+@test "filelife.unlinked-star: a process whose executable was deleted, then traced by -p with PATH '*': exact (through /proc/PID/map_files)" {
+	fl_gone_attach rm star
+}
+
+@test "filelife.unlinked-exe: the same by /proc/PID/exe: exact" {
+	fl_gone_attach rm exe
+}
+
+@test "filelife.replaced-star: a process whose executable was replaced by rename, then traced by -p with PATH '*': its own (old) file, exact" {
+	fl_gone_attach mv star
+}
+
+@test "filelife.unlinked-while-traced: the executable deleted while traced: the probes still fire, exact, and the tracer ends cleanly" {
+	local f t=$BATS_TEST_TMPDIR/t.json p go
+	fl_copy f
+	go=$(pc_fifo go)
+	fl_start p p "$f" wait:"$go" fire:fx:a1:3
+	pc_trace_bg "$t" --json -p "$p" "usdt:$f:fx:a1"
+	rm "$f"
+	pc_fifo_write "$go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$BATS_TEST_TMPDIR/p.o" "$t"
+	assert_summary 3 "$t.err"
+}
+
+@test "filelife.unlinked-by-path: a deleted file named by its old path is refused, exit 2, naming the path and the reason, nothing attached" {
+	local f p go
+	fl_copy f
+	go=$(pc_fifo go)
+	fl_start p p "$f" wait:"$go"
+	rm "$f"
+	run -2 --separate-stderr pc trace --json -p "$p" "usdt:$f:fx:a1"
+	assert_output ''
+	[[ $stderr == *"$f"*"No such file or directory"* ]] || fail "stderr names neither the path nor the reason: $stderr"
+	pc_fifo_write "$go" go
+	pc_wait_until "$PC_TIMEOUT" fl_gone "$p"
+}
+
+# fl_memfd PROBE-KIND: a program run from a memfd (no path names it),
+# traced by -p as fl_gone_attach does.
+fl_memfd() {
+	local t=$BATS_TEST_TMPDIR/t.json p go probe n=$BATS_TEST_TMPDIR/p
+	go=$(pc_fifo go)
+	pc_spawn p "$FL" memexec "$(fx_bin gcc_O2_pie)" --oracle "$n.o" ready:"$n.r" wait:"$go" fire:fx:a1:3 fire:fx:a3:2
+	pc_wait_file "$n.r"
+	grep -q "/memfd:fx (deleted)$" "/proc/$p/maps" || { fail "the process does not run from a memfd"; return 1; }
+	case $1 in
+	star) probe='usdt:*:fx:a*' ;;
+	exe) probe="usdt:/proc/$p/exe:fx:a*" ;;
+	esac
+	pc_trace_bg "$t" --json -p "$p" "$probe"
+	pc_fifo_write "$go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	assert_oracle "$n.o" "$t"
+	assert_summary 5 "$t.err"
+}
+
+@test "filelife.memfd-star: a program run from a memfd, traced by -p with PATH '*': exact" {
+	fl_memfd star
+}
+
+@test "filelife.memfd-exe: the same by /proc/PID/exe: exact" {
+	fl_memfd exe
+}
