@@ -846,3 +846,18 @@ fake_qemu() {
 	run -2 report tracers "$BATS_TEST_TMPDIR"
 	assert_output --partial "no tracers.tsv"
 }
+
+@test "report.results-cases: results: containers and filelife become a table each, a column per test and a row per run, kernel and tracer: ok, FAIL, skip, not run; no section without a run of the suite" {
+	local d=$BATS_TEST_TMPDIR f
+	one_page_inputs "$d"
+	hsuite "$d/r" containers < <(printf '1..3\nok 1 containers.pid-lower: a # in 5 ms\nnot ok 2 containers.two-names-lower: b # in 5 ms\nok 3 containers.pid-userns: c # skip this kernel refuses the container\n')
+	suite "$d/m" old containers < <(printf '1..1\nok 1 containers.pid-lower: a # in 5 ms\n')
+	hsuite "$d/c/bt" containers < <(printf '1..1\nnot ok 1 containers.follow-two-of-one-image: x # in 5 ms\n')
+	run -0 report results "$d/r" 75 "$d/m" "$d/c"
+	f=$(section "$output" "Containers")
+	grep -qxF '| `6.18.44-test` (this run) | ok | - | skip | - | - | - | - | **FAIL** | - | - | - | - |' <<<"$f" || fail "this run: $f"
+	grep -qxF '| old `rel-old` | ok | - | - | - | - | - | - | - | - | - | - | - |' <<<"$f" || fail "old: $f"
+	grep -qxF '| tracer bt | - | - | - | - | - | - | - | - | - | - | **FAIL** | - |' <<<"$f" || fail "bt: $f"
+	grep -qF "The traced file's life" <<<"$output" && fail "a filelife section without a filelife run: $output"
+	true
+}

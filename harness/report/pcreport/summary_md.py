@@ -21,7 +21,7 @@ import time
 from collections import namedtuple
 
 from . import check, findings as F, htmlview as V, kdir as K, kernlog, matrix, mutation, results_md
-from . import stacks as S, tracers as T, untouched as U
+from . import cases as CS, stacks as S, tracers as T, untouched as U
 from .errors import ReportError, read_optional
 from .md import esc, first_sentence, secs
 
@@ -266,6 +266,7 @@ def write(results, run, wall, issues, matrices, root):
     commit = run_commit(results, root)
     relp = lambda d: _rel(d, root)
     older, broken, mats, confs, tracer_stacks, tracer_ut = [], [], [], [], [], []
+    tracer_cases = {}
     for m, cols in matrices:
         c = V.commit_of(m)
         if isinstance(cols, ReportError):
@@ -280,6 +281,10 @@ def write(results, run, wall, issues, matrices, root):
                                   for t, _ in counts]
                 tracer_ut += [(f"tracer {t['name']}", U.rows(os.path.join(m, t["name"], "untouched.tap"), tracer=True))
                               for t, _ in counts]
+                for su in CS.SUITES:
+                    tracer_cases.setdefault(su, []).extend(
+                        (f"tracer {t['name']}", CS.row(os.path.join(m, t["name"], f"{su}.tap"), su))
+                        for t, _ in counts)
             except ReportError as e:
                 broken.append((relp(m), e))
         else:
@@ -302,6 +307,11 @@ def write(results, run, wall, issues, matrices, root):
                    + [(f"{label} `{c.row['release'] or '?'}`", U.rows(S.kernel_tap(c.dir, "untouched")))
                       for label, c in kernels if not c.infra]
                    + tracer_ut)
+    for su in CS.SUITES:
+        out += CS.lines(su, [(f"`{rel}` (this run)", CS.row(os.path.join(results, f"{su}.tap"), su))]
+                        + [(f"{label} `{c.row['release'] or '?'}`", CS.row(S.kernel_tap(c.dir, su), su))
+                           for label, c in kernels if not c.infra]
+                        + tracer_cases.get(su, []))
     out += caps_section(results, rel, kernels)
     out += tracers_section(confs, root)
     out += failures_section(problems, mats)
