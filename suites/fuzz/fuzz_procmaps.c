@@ -9,8 +9,9 @@
  * size is odd, so that both the messages and their absence are run.
  *
  * Checked: one object per (device, inode), each with a path starting with
- * '/' that does not end in " (deleted)", its open path /proc/PID/root +
- * path, and the lowest start of its mappings.
+ * '/', its open path /proc/PID/root + path or, for a path ending in
+ * " (deleted)", /proc/PID/map_files/START-END of one of its mappings (at
+ * or above the lowest), and the lowest start of its mappings.
  */
 #include "fuzz.h"
 #include <errno.h>
@@ -21,7 +22,7 @@
 PC_FUZZ_TARGET(procmaps)
 {
 	struct pm_objects objs;
-	char want[64];
+	char want[64], files[64];
 	FILE *f;
 	int err;
 
@@ -39,14 +40,24 @@ PC_FUZZ_TARGET(procmaps)
 		return 0;
 	}
 	snprintf(want, sizeof(want), "/proc/%d/root", FUZZ_PID);
+	snprintf(files, sizeof(files), "/proc/%d/map_files/", FUZZ_PID);
 	for (size_t i = 0; i < objs.po_n; i++) {
 		const struct pm_object *po = &objs.po_v[i];
 		size_t n = strlen(po->po_path);
+		unsigned long long start, end;
+		int pos = 0;
 
 		fuzz_check(po->po_path[0] == '/');
-		fuzz_check(n < 10 || strcmp(po->po_path + n - 10, " (deleted)"));
-		fuzz_check(!strncmp(po->po_open_path, want, strlen(want)) &&
-			   !strcmp(po->po_open_path + strlen(want), po->po_path));
+		if (n >= 10 && !strcmp(po->po_path + n - 10, " (deleted)")) {
+			fuzz_check(!strncmp(po->po_open_path, files, strlen(files)) &&
+				   sscanf(po->po_open_path + strlen(files), "%llx-%llx%n",
+					  &start, &end, &pos) == 2 &&
+				   !po->po_open_path[strlen(files) + pos] &&
+				   start >= po->po_start);
+		} else {
+			fuzz_check(!strncmp(po->po_open_path, want, strlen(want)) &&
+				   !strcmp(po->po_open_path + strlen(want), po->po_path));
+		}
 		fuzz_check(po->po_ino != 0 && po->po_bias == 0);
 		for (size_t j = 0; j < i; j++)
 			fuzz_check(objs.po_v[j].po_dev != po->po_dev ||

@@ -1061,7 +1061,8 @@ static void test_procmaps_parse_many(void)
  * AND inode (the same inode on another device is another file), an
  * object's start and offset are its lowest mapping's wherever that line
  * comes, and what is no object is left out: anonymous, a pseudo path,
- * a deleted file, a file with no executable mapping.
+ * a file with no executable mapping.  A deleted file is an object opened
+ * through /proc/PID/map_files (the mapping's range), not its old path.
  */
 static void test_procmaps_parse_text(void)
 {
@@ -1077,11 +1078,12 @@ static void test_procmaps_parse_text(void)
 		"f000-10000 r-xp 00003000 fd:01 1009 /usr/lib/x.so\n"
 		"e000-f000 r--p 00002000 fd:01 1009 /usr/lib/x.so\n"
 		"10000-11000 r-xp 00000000 fd:01 1003 /usr/bin/a-link2\n";
-	static const struct { const char *path; uint64_t start, off; unsigned minor; unsigned long ino; } want[] = {
-		{ "/usr/bin/a", 0x1000, 0, 1, 1001 },
-		{ "/other/a", 0x5000, 0, 2, 1001 },
-		{ "/usr/bin/a-link", 0x6000, 0, 1, 1003 },      /* a-link2: the same file */
-		{ "/usr/lib/x.so", 0xe000, 0x2000, 1, 1009 },
+	static const struct { const char *path; uint64_t start, off; unsigned minor; unsigned long ino; const char *open; } want[] = {
+		{ "/usr/bin/a", 0x1000, 0, 1, 1001, NULL },
+		{ "/other/a", 0x5000, 0, 2, 1001, NULL },
+		{ "/usr/bin/a-link", 0x6000, 0, 1, 1003, NULL },      /* a-link2: the same file */
+		{ "/usr/lib/gone.so (deleted)", 0x9000, 0, 1, 1006, "/proc/77/map_files/9000-a000" },
+		{ "/usr/lib/x.so", 0xe000, 0x2000, 1, 1009, NULL },
 	};
 	/* Each followed by a good line: the bad one must end the parse. */
 	static const char *bad[] = {
@@ -1099,14 +1101,16 @@ static void test_procmaps_parse_text(void)
 	UNIT_EQ_INT(f ? procmaps_parse(f, 77, PM_QUIET, "maps", &o) : -1, 0, "procmaps_parse of the text");
 	if (f)
 		fclose(f);
-	UNIT_EQ_INT((int)o.po_n, 4, "... four objects");
+	UNIT_EQ_INT((int)o.po_n, 5, "... five objects");
 	for (i = 0; i < o.po_n && i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct pm_object *po = &o.po_v[i];
 
 		snprintf(what, sizeof(what), "object %zu: %s", i, want[i].path);
 		UNIT_EQ_STR(po->po_path, want[i].path, what);
 		snprintf(path, sizeof(path), "/proc/77/root%s", want[i].path);
-		UNIT_EQ_STR(po->po_open_path, path, "... opened through the process's root");
+		UNIT_EQ_STR(po->po_open_path, want[i].open ? want[i].open : path,
+			    want[i].open ? "... deleted: opened through its mapping"
+					 : "... opened through the process's root");
 		UNIT_EQ_INT(po->po_start, want[i].start, "... its lowest mapping's start");
 		UNIT_EQ_INT(po->po_off, want[i].off, "... and that mapping's offset");
 		UNIT_EQ_INT(po->po_dev, makedev(0xfd, want[i].minor), "... its device");
@@ -1130,6 +1134,7 @@ static void test_procmaps_parse_text(void)
 struct pm_fixture {
 	void *pf_region;        /* gnu pie mapped r--, r-x, rw- */
 	void *pf_noexec, *pf_text, *pf_deleted;
+	ino_t pf_deleted_ino;   /* the mapped file's, before it was deleted */
 };
 
 static void *map_file(const char *path, void *at, size_t len, int prot,
@@ -1176,6 +1181,13 @@ static int pm_fixture_make(struct pm_fixture *pf)
 	if (pf->pf_noexec == MAP_FAILED || pf->pf_text == MAP_FAILED ||
 	    pf->pf_deleted == MAP_FAILED)
 		return -1;
+	{
+		struct stat sb;
+
+		if (stat(tpath("deleted.elf"), &sb))
+			return -1;
+		pf->pf_deleted_ino = sb.st_ino;
+	}
 	unlink(tpath("deleted.elf"));
 	return 0;
 }
@@ -1232,9 +1244,10 @@ static void test_procmaps_self(void)
 		size_t n = strlen(p);
 
 		if (p[0] != '/' || pm.po_v[i].po_ino == 0 ||
-		    (n > 10 && !strcmp(p + n - 10, " (deleted)"))) {
-			printf("# unexpected object '%s'\n", p);
-			UNIT_TRUE(0, "only file-backed, undeleted objects");
+		    (n > 10 && !strcmp(p + n - 10, " (deleted)")) !=
+		    !!strstr(pm.po_v[i].po_open_path, "/map_files/")) {
+			printf("# unexpected object '%s' (%s)\n", p, pm.po_v[i].po_open_path);
+			UNIT_TRUE(0, "only file-backed objects; the deleted ones through map_files");
 		}
 	}
 
@@ -1253,9 +1266,12 @@ static void test_procmaps_self(void)
 			  "ELF mapped without exec: not an object");
 		UNIT_TRUE(!procmaps_find(&pm, tpath("text.bin")),
 			  "non-ELF mapped r-x: skipped");
-		UNIT_TRUE(!procmaps_find(&pm, tpath("deleted.elf")) &&
-			  !procmaps_find(&pm, tpath("deleted.elf (deleted)")),
-			  "deleted file: skipped, not confused with '... (deleted)' on disk");
+		po = procmaps_find(&pm, tpath("deleted.elf (deleted)"));
+		UNIT_TRUE(!procmaps_find(&pm, tpath("deleted.elf")) && po &&
+			  strstr(po->po_open_path, "/map_files/") &&
+			  po->po_ino == pf.pf_deleted_ino,
+			  "deleted file: the mapped inode, through map_files, not the "
+			  "file '... (deleted)' on disk");
 	}
 	UNIT_TRUE(procmaps_find(&pm, "/no/such/object") == NULL,
 		  "procmaps_find: unknown path -> NULL");
