@@ -27,7 +27,9 @@ CTR_FX=$PC_FIXTURES/fx_gcc_O2_static
 # 100000 here) must reach the layers and the ready files.
 ctr_dir() {
 	if [[ -z ${CTR_DIR:-} ]]; then
-		CTR_DIR=$(mktemp -d "${TMPDIR:-/tmp}/pc-ctr.XXXXXX") || { fail "ctr_dir: mktemp failed"; return 1; }
+		# /tmp (1777), not TMPDIR: every directory above must be
+		# searchable by the user namespace's root.
+		CTR_DIR=$(mktemp -d /tmp/pc-ctr.XXXXXX) || { fail "ctr_dir: mktemp failed"; return 1; }
 		chmod 0755 "$CTR_DIR"
 		pc_on_teardown rm -rf "$CTR_DIR"
 	fi
@@ -247,13 +249,17 @@ ctr_system_wide() {
 # probe library as /libfx.so.
 ctr_lower_dynamic() {
 	local -n _ctr_dyn=$1
-	local lib
+	local lib ld
 	ctr_dir || return 1
 	_ctr_dyn=$CTR_DIR/imgdyn
 	mkdir -p "$_ctr_dyn"
 	cp "$(fx_bin gcc_O2_pie)" "$_ctr_dyn/fx"
 	cp "$(fx_lib gcc_O2_pie)" "$_ctr_dyn/libfx.so"
-	for lib in $(ldd "$_ctr_dyn/fx" "$_ctr_dyn/libfx.so" |
+	# The dynamic linker lists what it loads (ldd is a script around it,
+	# and a guest has no ldd).
+	ld=$(readelf -lW "$_ctr_dyn/fx" | sed -n 's/.*interpreter: \(.*\)]$/\1/p')
+	[[ -x $ld ]] || { fail "ctr_lower_dynamic: no dynamic linker in '$_ctr_dyn/fx' ($ld)"; return 1; }
+	for lib in $( { "$ld" --list "$_ctr_dyn/fx"; "$ld" --list "$_ctr_dyn/libfx.so"; } |
 		     awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && NF == 2 { print $1 }' | sort -u); do
 		mkdir -p "$_ctr_dyn${lib%/*}"
 		cp -L "$lib" "$_ctr_dyn$lib"
