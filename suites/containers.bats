@@ -41,7 +41,7 @@ ctr_lower() {
 	local -n _ctr_lower=$1
 	ctr_dir || return 1
 	_ctr_lower=$CTR_DIR/img${2:-}
-	mkdir -p "$_ctr_lower"
+	mkdir -p -m 0755 "$_ctr_lower"
 	cp "$CTR_FX" "$_ctr_lower/fx"
 	[[ ${2:-} != --userns ]] || chown -R 100000:100000 "$_ctr_lower"
 }
@@ -63,7 +63,9 @@ ctr_start() {
 	while [[ $1 != -- ]]; do opts+=("$1"); shift; done
 	shift
 	mkdir -p "$d/state" "$d/pc"
-	# The container's root may be another uid (--userns).
+	# The container's root may be another uid (--userns): every
+	# directory on the way searchable, whatever the umask.
+	chmod 0755 "$d" "$d/state"
 	chmod 0777 "$d/pc"
 	mkfifo -m 0666 "$d/pc/go"
 	pc_spawn pid "$CTR" --lower "$lower" --state "$d/state" --info "$d/info" \
