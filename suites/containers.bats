@@ -147,6 +147,22 @@ ctr_by_pid() {
 	assert_summary 8 "$t.err"
 }
 
+@test "containers.by-place: sites told apart by place (kernels before 5.15; forced here with PROBECHECK_SITE_ID=place, perf mode): a hit's place is its mapping's real file, and so is the site's: exact (with the overlay's own identity every event was dropped)" {
+	pc_probecheck_only "PROBECHECK_SITE_ID, probecheck's own switch"
+	requires uprobe_pmu
+	local t=$BATS_TEST_TMPDIR/t.json lower hp
+	ctr_lower lower
+	ctr_start hp c "$lower" --copyup fx -- wait:/pc/go fire:fx:a1:5 fire:fx:a3:3
+	PROBECHECK_SITE_ID=place pc_trace_bg "$t" --json -v --attach=perf -p "$hp" usdt:/fx:fx:a1 usdt:/fx:fx:a3
+	pc_fifo_write "$CTR_DIR/c/pc/go" go
+	pc_trace_wait
+	assert_equal "$PC_TRACE_STATUS" 0
+	grep -q "sites told apart by place" "$t.err" || fail "not by place: $(head -n 5 "$t.err")"
+	ctr_wait c
+	assert_ctr_trace "$t" c
+	assert_summary 8 "$t.err"
+}
+
 @test "containers.pid-lower: -p HOSTPID with the path as the container sees it, the binary in the image's lower layer: exact events, ids as the container sees them and as the host does" {
 	ctr_by_pid lower
 }

@@ -23,7 +23,8 @@ SUITES = {
         ("containers.two-names-copyup", "two names copy-up"),
         ("containers.copied-up-is-another-file", "lower after copy-up"),
         ("containers.follow-two-of-one-image", "--follow two of one image"),
-        ("containers.dynamic-dlopen", "own libraries, dlopen")],
+        ("containers.dynamic-dlopen", "own libraries, dlopen"),
+        ("containers.by-place", "by place")],
         "Each test of `suites/containers.bats`: a fixture in its own pid and mount namespaces "
         "(`userns`: and a user namespace) on an overlayfs root, traced from the host; events "
         "compared exactly with the fixture's log, with the host's ids and, from probecheck, the "
