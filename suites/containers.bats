@@ -133,34 +133,37 @@ ctr_variant() {
 
 # ctr_by_pid VARIANT: -p HOSTPID usdt:/fx:...: the path as the container
 # sees it, resolved through /proc/PID/root.
+# TRACE-OPTION...: more options of the tracer.
 ctr_by_pid() {
-	local t=$BATS_TEST_TMPDIR/t.json lower hp
-	ctr_lower lower $([[ $1 == userns ]] && echo --userns)
+	local lower hp v=$1
+	shift
+	ctr_lower lower $([[ $v == userns ]] && echo --userns)
 	# shellcheck disable=SC2046  # the variant's options, maybe none
-	ctr_start hp c "$lower" $(ctr_variant "$1") -- wait:/pc/go fire:fx:a1:5 fire:fx:a3:3
-	pc_trace_bg "$t" --json -p "$hp" usdt:/fx:fx:a1 usdt:/fx:fx:a3
+	ctr_start hp c "$lower" $(ctr_variant "$v") -- wait:/pc/go fire:fx:a1:5 fire:fx:a3:3
+	ctr_trace_pid "$hp" 8 "$@" usdt:/fx:fx:a1 usdt:/fx:fx:a3
+}
+
+# ctr_trace_pid HOSTPID N ARG...: container c's fixture (waiting on
+# /pc/go) traced by `-p HOSTPID ARG...` into $BATS_TEST_TMPDIR/t.json:
+# the tracer ends with it, N events, exact.
+ctr_trace_pid() {
+	local t=$BATS_TEST_TMPDIR/t.json hp=$1 n=$2
+	shift 2
+	pc_trace_bg "$t" --json -p "$hp" "$@"
 	pc_fifo_write "$CTR_DIR/c/pc/go" go
 	pc_trace_wait
 	assert_equal "$PC_TRACE_STATUS" 0
 	ctr_wait c
 	assert_ctr_trace "$t" c
-	assert_summary 8 "$t.err"
+	assert_summary "$n" "$t.err"
 }
 
 @test "containers.by-place: sites told apart by place (kernels before 5.15; forced here with PROBECHECK_SITE_ID=place, perf mode): a hit's place is its mapping's real file, and so is the site's: exact (with the overlay's own identity every event was dropped)" {
 	pc_probecheck_only "PROBECHECK_SITE_ID, probecheck's own switch"
 	requires uprobe_pmu
-	local t=$BATS_TEST_TMPDIR/t.json lower hp
-	ctr_lower lower
-	ctr_start hp c "$lower" --copyup fx -- wait:/pc/go fire:fx:a1:5 fire:fx:a3:3
-	PROBECHECK_SITE_ID=place pc_trace_bg "$t" --json -v --attach=perf -p "$hp" usdt:/fx:fx:a1 usdt:/fx:fx:a3
-	pc_fifo_write "$CTR_DIR/c/pc/go" go
-	pc_trace_wait
-	assert_equal "$PC_TRACE_STATUS" 0
+	local t=$BATS_TEST_TMPDIR/t.json
+	PROBECHECK_SITE_ID=place ctr_by_pid copyup -v --attach=perf
 	grep -q "sites told apart by place" "$t.err" || fail "not by place: $(head -n 5 "$t.err")"
-	ctr_wait c
-	assert_ctr_trace "$t" c
-	assert_summary 8 "$t.err"
 }
 
 @test "containers.pid-lower: -p HOSTPID with the path as the container sees it, the binary in the image's lower layer: exact events, ids as the container sees them and as the host does" {
@@ -285,14 +288,8 @@ ctr_lower_dynamic() {
 }
 
 @test "containers.dynamic-dlopen: -p HOSTPID in a container whose image has its own libraries: the executable's probes (PATH '*') and a library's by the container's path, dlopened there after attach: exact" {
-	local t=$BATS_TEST_TMPDIR/t.json lower hp
+	local lower hp
 	ctr_lower_dynamic lower
 	ctr_start hp c "$lower" -- wait:/pc/go fire:fx:a1:3 dlopen:/libfx.so libfire:fxlib:l4:3 fire:fx:a3:2
-	pc_trace_bg "$t" --json -p "$hp" 'usdt:*:fx:a*' usdt:/libfx.so:fxlib:l4
-	pc_fifo_write "$CTR_DIR/c/pc/go" go
-	pc_trace_wait
-	assert_equal "$PC_TRACE_STATUS" 0
-	ctr_wait c
-	assert_ctr_trace "$t" c
-	assert_summary 8 "$t.err"
+	ctr_trace_pid "$hp" 8 'usdt:*:fx:a*' usdt:/libfx.so:fxlib:l4
 }

@@ -166,7 +166,7 @@ fl_gone() {
 #   exe   /proc/PID/exe
 # exact.  $1 how the file went: rm or mv.
 fl_gone_attach() {
-	local f t=$BATS_TEST_TMPDIR/t.json p go probe
+	local f p go
 	fl_copy f
 	go=$(pc_fifo go)
 	fl_start p p "$f" wait:"$go" fire:fx:a1:3 fire:fx:a3:2
@@ -175,15 +175,23 @@ fl_gone_attach() {
 	mv) cp "$f.orig" "$f.new" && mv "$f.new" "$f" ;;
 	esac
 	grep -q " (deleted)$" "/proc/$p/maps" || { fail "the process does not map a deleted file"; return 1; }
+	fl_trace_gone "$p" "$2" "$go" "$BATS_TEST_TMPDIR/p.o"
+}
+
+# fl_trace_gone PID PROBE-KIND GO ORACLE: PID (waiting on the fifo GO to
+# fire fx:a1 3 times and fx:a3 twice) traced by -p with PROBE-KIND, star
+# or exe (fl_gone_attach): exact.
+fl_trace_gone() {
+	local t=$BATS_TEST_TMPDIR/t.json probe
 	case $2 in
 	star) probe='usdt:*:fx:a*' ;;
-	exe) probe="usdt:/proc/$p/exe:fx:a*" ;;
+	exe) probe="usdt:/proc/$1/exe:fx:a*" ;;
 	esac
-	pc_trace_bg "$t" --json -p "$p" "$probe"
-	pc_fifo_write "$go" go
+	pc_trace_bg "$t" --json -p "$1" "$probe"
+	pc_fifo_write "$3" go
 	pc_trace_wait
 	assert_equal "$PC_TRACE_STATUS" 0
-	assert_oracle "$BATS_TEST_TMPDIR/p.o" "$t"
+	assert_oracle "$4" "$t"
 	assert_summary 5 "$t.err"
 }
 
@@ -229,21 +237,12 @@ fl_gone_attach() {
 # fl_memfd PROBE-KIND: a program run from a memfd (no path names it),
 # traced by -p as fl_gone_attach does.
 fl_memfd() {
-	local t=$BATS_TEST_TMPDIR/t.json p go probe n=$BATS_TEST_TMPDIR/p
+	local p go n=$BATS_TEST_TMPDIR/p
 	go=$(pc_fifo go)
 	pc_spawn p "$FL" memexec "$(fx_bin gcc_O2_pie)" --oracle "$n.o" ready:"$n.r" wait:"$go" fire:fx:a1:3 fire:fx:a3:2
 	pc_wait_file "$n.r"
 	grep -q "/memfd:fx (deleted)$" "/proc/$p/maps" || { fail "the process does not run from a memfd"; return 1; }
-	case $1 in
-	star) probe='usdt:*:fx:a*' ;;
-	exe) probe="usdt:/proc/$p/exe:fx:a*" ;;
-	esac
-	pc_trace_bg "$t" --json -p "$p" "$probe"
-	pc_fifo_write "$go" go
-	pc_trace_wait
-	assert_equal "$PC_TRACE_STATUS" 0
-	assert_oracle "$n.o" "$t"
-	assert_summary 5 "$t.err"
+	fl_trace_gone "$p" "$1" "$go" "$n.o"
 }
 
 @test "filelife.memfd-star: a program run from a memfd, traced by -p with PATH '*': exact" {
