@@ -343,9 +343,17 @@ void elf_obj_err(const struct elf_obj *eo, const char *fmt, ...)
 	va_end(ap);
 }
 
-int elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino)
+int elf_obj_place(struct elf_obj *eo, uint64_t *kdev, uint64_t *ino)
 {
-	return realfile_id(eo->eo_fd, eo->eo_path, kdev, ino);
+	int err = 0;
+
+	if (!eo->eo_placed) {
+		err = realfile_id(eo->eo_fd, eo->eo_path, &eo->eo_kdev, &eo->eo_ino);
+		eo->eo_placed = !err;
+	}
+	*kdev = eo->eo_kdev;
+	*ino = eo->eo_ino;
+	return err;
 }
 
 void elf_obj_close(struct elf_obj *eo)

@@ -24,6 +24,8 @@ struct elf_obj {
 	int     eo_quiet;       /* opened with ELF_QUIET */
 	int     eo_hush;        /* first attempt of elf_obj_open: libelf's
 				 * "corrupt" is not reported yet (elf.c) */
+	int     eo_placed;      /* eo_kdev, eo_ino known (elf_obj_place) */
+	uint64_t eo_kdev, eo_ino;
 };
 
 /* The caller tries an object that need not qualify ('*', a process's
@@ -45,8 +47,10 @@ void elf_obj_close(struct elf_obj *eo);
 int  elf_lib_oom(int err);
 /* The opened file's device (the kernel's encoding, (major << 20) | minor)
  * and inode: the file a uprobe on it is keyed by, overlayfs's real file
- * for one on overlayfs (realfile.h).  0 or -errno. */
-int  elf_obj_place(const struct elf_obj *eo, uint64_t *kdev, uint64_t *ino);
+ * for one on overlayfs (realfile.h).  Found once per object: every site
+ * of it asks (on overlayfs that is mountinfo read, and layers looked
+ * up).  0 or -errno. */
+int  elf_obj_place(struct elf_obj *eo, uint64_t *kdev, uint64_t *ino);
 
 /* Section by name: 0 and *shdr / *scn, or -ENOENT. */
 int  elf_obj_find_section(struct elf_obj *eo, const char *name,

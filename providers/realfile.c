@@ -179,7 +179,9 @@ static int in_layers(char *list, const char *rel, off_t size, struct stat *out)
 	}
 }
 
-/* The real file of overlay file @fd: 1 found (*@out), 0 not, -ENOMEM. */
+/* The real file of overlay file @fd: 1 found (*@out), 0 not found, or
+ * -errno: -ENOENT a whiteout, -ESTALE not the opened file (in_layer),
+ * -ENOMEM. */
 static int overlay_real(int fd, const char *path, off_t size, struct stat *out)
 {
 	char fdp[64], at[PATH_MAX], mi[64], rel[PATH_MAX], *layers;
