@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include "attach.h"
+#include "privs.h"
 #include "features.h"
 #include "log.h"
 
@@ -45,24 +46,37 @@ const struct attach_ops *attach_mode_find(const char *name)
 	return NULL;
 }
 
+/* Perf, unless this caller may not use it and may use tracefs (a caller
+ * with CAP_BPF and CAP_PERFMON only, on a kernel with the fix for
+ * CVE-2025-38466 and without uprobe_multi: 5.10.240+, 6.1.146+). */
+static const struct attach_ops *fallback(void)
+{
+	char why[400];
+
+	if (attach_perf_ops.ao_caps(why, sizeof(why)) >= 0)
+		return &attach_perf_ops;
+	pc_dbg("attach: auto: not perf (%s)", why);
+	if (attach_tracefs_ops.ao_caps(why, sizeof(why)) >= 0)
+		return &attach_tracefs_ops;
+	pc_dbg("attach: auto: not tracefs (%s): perf, to say why", why);
+	return &attach_perf_ops;
+}
+
 const struct attach_ops *attach_choose(const struct attach_ops *want,
 				       int per_process)
 {
-	char why[256];
+	const struct attach_ops *o;
+	char why[400];
 	int caps;
 
 	if (want)
 		return want;
 	caps = attach_multi_ops.ao_caps(why, sizeof(why));
-	if (caps < 0) {
-		pc_dbg("attach: auto: perf (%s)", why);
-		return &attach_perf_ops;
-	}
-	if (per_process && !(caps & ATTACH_CAP_PID_ALL)) {
-		pc_dbg("attach: auto: perf (%s)", why);
-		return &attach_perf_ops;
-	}
-	return &attach_multi_ops;
+	if (caps >= 0 && (!per_process || (caps & ATTACH_CAP_PID_ALL)))
+		return &attach_multi_ops;
+	o = fallback();
+	pc_dbg("attach: auto: %s (%s)", o->ao_name, why);
+	return o;
 }
 
 int attach_preempt_guard(char *why, size_t len)
@@ -118,9 +132,10 @@ enum attach_site_id attach_site_id(char *why, size_t len)
 	return id;
 }
 
-const char *attach_site_reason(int err, const struct site *st)
+const char *attach_site_reason(int err, const struct site *st,
+			       enum priv_op op)
 {
-	static char buf[240];
+	static char buf[400];
 	struct rlimit rl;
 
 	if (err == -EINVAL && st->st_sema_off)
@@ -135,5 +150,7 @@ const char *attach_site_reason(int err, const struct site *st)
 			 (unsigned long long)rl.rlim_cur);
 		return buf;
 	}
+	if (privs_why(op, err, NULL, buf, sizeof(buf)))
+		return buf;
 	return pc_site_strerror(-err);
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 #include "site.h"
 #include "pc_bpf.h"
+#include "privs.h"
 
 struct bpf_link;
 struct bpf_program;
@@ -90,8 +91,9 @@ const struct attach_ops *attach_mode_find(const char *name);
 /*
  * The mode for @want (NULL: auto).  Auto is multi when its link works and,
  * if @per_process (sites attached with a pid), its pid filter sees every
- * thread; else perf.  Decided from the feature registry (rows uprobe_multi
- * and uprobe_multi_pid), said at -v.
+ * thread; else perf, or tracefs where this caller may not use perf and
+ * may use tracefs.  Decided from the feature registry (rows uprobe_multi,
+ * uprobe_multi_pid, perf_uprobe, tracefs), said at -v.
  */
 const struct attach_ops *attach_choose(const struct attach_ops *want,
 				       int per_process);
@@ -118,10 +120,11 @@ enum attach_site_id attach_site_id(char *why, size_t len);
 int attach_preempt_guard(char *why, size_t len);
 
 /* The reason a site could not be opened, in words (EINVAL explained). */
-const char *attach_site_reason(int err, const struct site *st);
+const char *attach_site_reason(int err, const struct site *st,
+			       enum priv_op op);
 
 /* For the modes (attach_perf.c).  Report site @st failing with @err. */
-void attach_site_error(const struct site *st, int err);
+void attach_site_error(const struct site *st, int err, enum priv_op op);
 /* Link r->ar_prog to perf event @fd of site @i, cookie @i, and push it
  * with @priv; the link owns @fd once made, else @fd is closed here. */
 int  attach_perf_link(const struct attach_req *r, size_t i, int fd,

@@ -35,6 +35,7 @@
 #include "features.h"
 #include "install_check.h"
 #include "log.h"
+#include "privs.h"
 
 /* union bpf_attr's link_create as of Linux 6.6, uprobe_multi member. */
 struct umulti_attr {
@@ -91,12 +92,17 @@ static int multi_caps(char *why, size_t len)
 
 static void group_error(const struct site *l, uint32_t cnt, int err)
 {
+	char buf[400];
+	const char *why = privs_why(PRIV_BPF, err, NULL, buf, sizeof(buf));
+
+	if (!why)
+		why = err == -EINVAL ? "invalid argument (two sites at one "
+			"address with different semaphore offsets?)"
+			: pc_site_strerror(-err);
 	/* The kernel does not say which one failed. */
 	pc_err("uprobe_multi: '%s': %u %s, the first %s:%s at offset 0x%llx: "
 	       "%s", l->st_path, cnt, l->st_retprobe ? "uretprobes" : "uprobes",
-	       l->st_provider, l->st_name, (unsigned long long)l->st_off,
-	       err == -EINVAL ? "invalid argument (two sites at one address "
-	       "with different semaphore offsets?)" : pc_site_strerror(-err));
+	       l->st_provider, l->st_name, (unsigned long long)l->st_off, why);
 }
 
 /*

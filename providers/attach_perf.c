@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -18,9 +19,21 @@
 #include "uprobe_pmu.h"
 
 /* The registry's uprobe_pmu row (features_sys.c). */
+/*
+ * The PMU, the programs, and the PMU's permission for this caller.  That
+ * last experiment registers and unregisters a uprobe (a grace period on
+ * some kernels), so it runs only for a caller without CAP_SYS_ADMIN,
+ * which every kernel's check accepts (privs.c).
+ */
 static int perf_caps(char *why, size_t len)
 {
-	return feature_has(FEATURE_UPROBE_PMU, why, len) ? 0 : -EOPNOTSUPP;
+	if (!feature_has(FEATURE_UPROBE_PMU, why, len) ||
+	    !feature_has(FEATURE_BPF_TRACING, why, len))
+		return -EOPNOTSUPP;
+	if (!(privs_effective() & (1ULL << CAP_SYS_ADMIN)) &&
+	    !feature_has(FEATURE_PERF_UPROBE, why, len))
+		return -EACCES;
+	return 0;
 }
 
 /*
@@ -47,7 +60,7 @@ static int place_store(const struct attach_req *r, const struct site *st,
 	if (bpf_map_update_elem(r->ar_places_fd, &l->al_place, &id, BPF_NOEXIST)) {
 		err = -errno;
 		if (err != -EEXIST)
-			attach_site_error(st, err);
+			attach_site_error(st, err, PRIV_BPF);
 		else
 			pc_err("uprobe: '%s' offset 0x%llx (%s:%s): another site of "
 			       "this tracer is at this place: telling them apart "
@@ -81,7 +94,7 @@ int attach_perf_link(const struct attach_req *r, size_t i, int fd,
 			err = -errno;
 			pc_err("bpf: cannot attach to %s:%s in '%s': %s",
 			       st->st_provider, st->st_name, st->st_path,
-			       attach_site_reason(err, st));
+			       attach_site_reason(err, st, PRIV_BPF));
 		}
 	}
 	if (!err)
@@ -103,11 +116,11 @@ void attach_place_forget(struct attach_link *l)
 	l->al_places_fd = -1;
 }
 
-void attach_site_error(const struct site *st, int err)
+void attach_site_error(const struct site *st, int err, enum priv_op op)
 {
 	pc_err("uprobe: '%s' offset 0x%llx (%s:%s): %s", st->st_path,
 	       (unsigned long long)st->st_off, st->st_provider, st->st_name,
-	       attach_site_reason(err, st));
+	       attach_site_reason(err, st, op));
 }
 
 static int perf_open(const struct attach_req *r)
@@ -126,7 +139,7 @@ static int perf_open(const struct attach_req *r)
 					 r->ar_pid);
 
 		if (fd < 0) {
-			attach_site_error(st, fd);
+			attach_site_error(st, fd, PRIV_PERF_UPROBE);
 			return fd;
 		}
 		err = attach_perf_link(r, i, fd, NULL);

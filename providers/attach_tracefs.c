@@ -168,7 +168,7 @@ int tfs_item_remove(const char *name)
 
 static int tfs_init(void)
 {
-	char why[256];
+	char why[400];
 	int err;
 
 	if (tfs.tf_init)
@@ -501,7 +501,8 @@ void tfs_release(struct tfs_entry **ents, size_t n)
 /* The registry's tracefs row (features_sys.c): uprobe_events writable. */
 static int tfs_caps(char *why, size_t len)
 {
-	if (!feature_has(FEATURE_TRACEFS, why, len))
+	if (!feature_has(FEATURE_TRACEFS, why, len) ||
+	    !feature_has(FEATURE_BPF_TRACING, why, len))
 		return -EOPNOTSUPP;
 	return ATTACH_CAP_NAMED;
 }
@@ -516,7 +517,7 @@ static int tfs_open(const struct attach_req *r)
 		int fd = tfs_perf_open(st, r->ar_pid, &ent);
 
 		if (fd < 0) {
-			attach_site_error(st, fd);
+			attach_site_error(st, fd, PRIV_PERF_TRACEPOINT);
 			return fd;
 		}
 		err = attach_perf_link(r, i, fd, ent);

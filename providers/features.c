@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "features.h"
 #include "log.h"
+#include "privs.h"
 
 struct feature_row {
 	const char *fr_key;             /* as printed and required */
@@ -86,6 +88,14 @@ static const struct feature_row rows[FEATURE_FAKE] = {
 	 * 2022): trace --sleepable */
 	[FEATURE_SLEEPABLE_UPROBE] = { "sleepable_uprobe", feature_probe_sleepable,
 		"Linux 5.19+" },
+	/* The caller's, not only the kernel's: what every attach mode
+	 * needs (a map and a kprobe-type program), and what the perf mode
+	 * needs besides (privs.c has what each kernel's check asks). */
+	[FEATURE_BPF_TRACING] = { "bpf_tracing", feature_probe_bpf_tracing,
+		"CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN" },
+	[FEATURE_PERF_UPROBE] = { "perf_uprobe", feature_probe_perf_uprobe,
+		"the uprobe PMU; CAP_PERFMON, or CAP_SYS_ADMIN with the fix for "
+		"CVE-2025-38466" },
 };
 
 #define FAKE_ENV "PROBECHECK_FEATURE_FAKE"
@@ -95,7 +105,7 @@ enum { FS_UNKNOWN, FS_PROBING, FS_DECIDED };
 static struct {
 	int fs_state;
 	int fs_has;
-	char fs_why[256];
+	char fs_why[400];
 } cache[FEATURE_FAKE + 1];
 
 /* A key the caps file and `requires` can carry: [a-z][a-z0-9_]*, and
@@ -160,10 +170,17 @@ const char *feature_needs(enum feature_id id)
 
 void feature_note(enum feature_id id, int r, const char *why)
 {
+	char caps[300];
+
 	if (id > FEATURE_FAKE || cache[id].fs_state == FS_DECIDED)
 		return;         /* the first answer stands */
 	cache[id].fs_has = r > 0;
-	if (r < 0)
+	if (r == -EPERM || r == -EACCES)    /* name the caller's rights */
+		snprintf(cache[id].fs_why, sizeof(cache[id].fs_why),
+			 "the probe could not run: %s (the caller: uid %u, %s)",
+			 pc_strerror(-r), (unsigned)geteuid(),
+			 privs_names(privs_effective(), caps, sizeof(caps)));
+	else if (r < 0)
 		snprintf(cache[id].fs_why, sizeof(cache[id].fs_why),
 			 "the probe could not run: %s", pc_strerror(-r));
 	else

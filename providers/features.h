@@ -51,6 +51,8 @@ enum feature_id {
 	FEATURE_BPF_FIND_VMA,           /* bpf_find_vma */
 	FEATURE_BPF_PREEMPT_DISABLE,    /* bpf_preempt_disable */
 	FEATURE_SLEEPABLE_UPROBE,       /* sleepable_uprobe */
+	FEATURE_BPF_TRACING,            /* bpf_tracing: for this caller */
+	FEATURE_PERF_UPROBE,            /* perf_uprobe: for this caller */
 	FEATURE_FAKE,                   /* PROBECHECK_FEATURE_FAKE's row, if set */
 };
 
@@ -82,10 +84,12 @@ void feature_note(enum feature_id id, int r, const char *why);
 
 /* features_sys.c */
 feature_probe_fn feature_probe_root, feature_probe_btf, feature_probe_tracefs,
-	feature_probe_uprobe_pmu, feature_probe_ref_ctr_offset;
+	feature_probe_uprobe_pmu, feature_probe_ref_ctr_offset,
+	feature_probe_perf_uprobe;
 /* features_bpf.c */
 feature_probe_fn feature_probe_bpf, feature_probe_bpf_cookie,
-	feature_probe_kernel_btf, feature_probe_sleepable;
+	feature_probe_kernel_btf, feature_probe_sleepable,
+	feature_probe_bpf_tracing;
 struct btf;
 /* 1 when @btf has an enum @type with a value named @value, else 0. */
 int feature_btf_has_enum_value(const struct btf *btf, const char *type,

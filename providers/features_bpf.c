@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "features.h"
 #include "log.h"
+#include "privs.h"
 
 /* A one-element array map: what every session makes first. */
 int feature_probe_bpf(enum feature_id id, char *why, size_t len)
@@ -145,4 +146,34 @@ int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
 	feature_note(FEATURE_BPF_FIND_VMA, fv, fv_why);
 	feature_note(FEATURE_BPF_PREEMPT_DISABLE, pd, pd_why);
 	return id == FEATURE_BPF_FIND_VMA ? fv : pd;
+}
+
+/* The least a session loads: an array map and a kprobe-type program.
+ * Refused, the reason names the capability the caller lacks. */
+int feature_probe_bpf_tracing(enum feature_id id, char *why, size_t len)
+{
+	const struct bpf_insn prog[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int map = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+	int err = map < 0 ? -errno : 0, fd = -1;
+	const char *what = "BPF_MAP_CREATE of an array map";
+	char r[400];
+
+	if (!err) {
+		close(map);
+		what = "BPF_PROG_LOAD of a kprobe program";
+		fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", prog, 2,
+				   NULL);
+		err = fd < 0 ? -errno : 0;
+	}
+	if (!err) {
+		close(fd);
+		return 1;
+	}
+	if (!privs_why(PRIV_BPF, err, NULL, r, sizeof(r)))
+		snprintf(r, sizeof(r), "%s", pc_strerror(-err));
+	snprintf(why, len, "%s: %s", what, r);
+	return 0;
 }

@@ -27,6 +27,7 @@
 #include "features.h"
 #include "features_multi.h"
 #include "log.h"
+#include "privs.h"
 #include "procmaps.h"
 
 /* What the probe's link points at: a call the compiler must keep. */
@@ -134,6 +135,23 @@ static int run_child(int prog_fd, int map_fd, uint64_t off,
 	return err;
 }
 
+/* @what refused with @err: 0 with the reason in @c (a finding), naming
+ * the capability the caller lacks when it is a permission; a map refused
+ * otherwise is an experiment that could not run (@err). */
+static int refused(int err, const char *what, struct umulti_seen *c)
+{
+	char r[sizeof(c->us_link_why) - 100];
+
+	if (!privs_why(PRIV_BPF, err, NULL, r, sizeof(r))) {
+		if (!strcmp(what, "BPF_MAP_CREATE"))
+			return err;
+		snprintf(r, sizeof(r), "%s", pc_strerror(-err));
+	}
+	snprintf(c->us_link_why, sizeof(c->us_link_why), "%s refused: %s",
+		 what, r);
+	return 0;
+}
+
 /* 0 with @c filled in, or -errno when the experiment could not run. */
 static int experiment(struct umulti_seen *c)
 {
@@ -146,14 +164,12 @@ static int experiment(struct umulti_seen *c)
 	map_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pc_probe_cnt", 4, 8, 1,
 				NULL);
 	if (map_fd < 0)
-		return -errno;
+		return refused(-errno, "BPF_MAP_CREATE", c);
 	prog_fd = load_counter(map_fd);
 	if (prog_fd < 0) {
-		snprintf(c->us_link_why, sizeof(c->us_link_why),
-			 "kprobe program with expected_attach_type "
-			 "BPF_TRACE_UPROBE_MULTI refused: %s", pc_strerror(-prog_fd));
 		close(map_fd);
-		return 0;
+		return refused(prog_fd, "kprobe program with expected_attach_type "
+			       "BPF_TRACE_UPROBE_MULTI", c);
 	}
 	err = run_child(prog_fd, map_fd, off, c, &hits);
 	close(prog_fd);

@@ -3,13 +3,17 @@
 
 #include <stdint.h>
 
+/* A function of our own executable that only the probes' children call:
+ * where the feature probes put their uprobes. */
+void umulti_probe_target(void);
+
 /* What the uprobe_multi experiment found (features_multi.c); a *_why
  * says what failed when a flag is 0. */
 struct umulti_seen {
 	int  us_link;           /* a link is made and its uprobe fires */
 	int  us_pid;            /* with a pid, every thread of it is seen */
-	char us_link_why[160];
-	char us_pid_why[200];
+	char us_link_why[400];
+	char us_pid_why[440];
 };
 
 /*

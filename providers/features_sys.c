@@ -9,6 +9,9 @@
 #include <unistd.h>
 #include "features.h"
 #include "log.h"
+#include "privs.h"
+#include "procmaps.h"
+#include "features_multi.h"
 #include "uprobe_pmu.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
@@ -56,6 +59,8 @@ int feature_probe_tracefs(enum feature_id id, char *why, size_t len)
 	/* The debugfs path only where the first is missing, as tfs_root. */
 	if (err == ENOENT && !access(paths[1], W_OK))
 		return 1;
+	if (privs_why(PRIV_TRACEFS, -err, paths[0], why, len))
+		return 0;
 	snprintf(why, len, "%s: %s (tracefs not mounted, or no "
 		 "CONFIG_UPROBE_EVENTS)", paths[0], pc_strerror(err));
 	return 0;
@@ -87,5 +92,35 @@ int feature_probe_ref_ctr_offset(enum feature_id id, char *why, size_t len)
 		return 1;
 	snprintf(why, len, "uprobe PMU has no format field ref_ctr_offset "
 		 "(%s; %s)", pc_strerror(-err), feature_needs(id));
+	return 0;
+}
+
+/*
+ * A uprobe through the PMU, as this caller: opened on a function of our
+ * own executable that nothing calls, filtered on ourselves, then closed.
+ * The PMU's permission check runs before anything is registered; the
+ * kernel's answer, not a version, decides (CAP_SYS_ADMIN again in stable
+ * kernels with the fix for CVE-2025-38466).
+ */
+int feature_probe_perf_uprobe(enum feature_id id, char *why, size_t len)
+{
+	char r[400];
+	uint64_t off;
+	int fd;
+
+	if (!feature_has(FEATURE_UPROBE_PMU, r, sizeof(r))) {
+		snprintf(why, len, "%s", r);
+		return 0;
+	}
+	fd = procmaps_self_offset((const void *)umulti_probe_target, &off);
+	if (!fd)
+		fd = uprobe_pmu_open("/proc/self/exe", off, 0, 0, getpid());
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (!privs_why(PRIV_PERF_UPROBE, fd, NULL, r, sizeof(r)))
+		snprintf(r, sizeof(r), "%s", pc_strerror(-fd));
+	snprintf(why, len, "perf_event_open of a uprobe on the PMU: %s", r);
 	return 0;
 }

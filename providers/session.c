@@ -22,6 +22,7 @@
 #include "features.h"
 #include "idcount.h"
 #include "log.h"
+#include "privs.h"
 #include "pc.skel.h"
 #include "session.h"
 
@@ -220,11 +221,11 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		 * before its programs meet a verifier that cannot take them
 		 * (the *_multi programs read bpf_cookie: before 5.15 the load
 		 * fails with a verifier log, not a reason). */
-		char why[256];
+		char why[400];
 
 		err = s->ps_ops->ao_caps(why, sizeof(why));
 		if (err < 0) {
-			pc_err("attach: --attach=%s does not work on this kernel: %s",
+			pc_err("attach: --attach=%s does not work here: %s",
 			       s->ps_ops->ao_name, why);
 			goto fail;
 		}
@@ -256,7 +257,12 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 	}
 	err = pc_bpf__load(s->ps_skel);
 	if (err) {
-		pc_err("bpf: cannot load the BPF program: %s", pc_strerror(-err));
+		char buf[400];
+		const char *why = privs_why(PRIV_BPF, err, NULL, buf,
+					    sizeof(buf));
+
+		pc_err("bpf: cannot load the BPF program: %s",
+		       why ? why : pc_strerror(-err));
 		goto fail;
 	}
 	/* Only the pc_place_* programs serve sites and hooks alike. */

@@ -85,7 +85,7 @@ deny() {
 	# refused bpf_get_attach_cookie with a 30-line log and no reason).
 	run -1 --separate-stderr pc trace --attach=multi -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
 	assert_output ''
-	[[ $stderr == "probecheck: attach: --attach=multi does not work on this kernel: BPF_LINK_CREATE with BPF_TRACE_UPROBE_MULTI: "* ]] ||
+	[[ $stderr == "probecheck: attach: --attach=multi does not work here: BPF_LINK_CREATE with BPF_TRACE_UPROBE_MULTI: "* ]] ||
 		fail "not refused with the reason: $stderr"
 	(($(wc -l <<<"$stderr") == 1)) || fail "more than the reason: $stderr"
 }
@@ -161,7 +161,7 @@ deny() {
 	assert_line uprobe_pmu=0
 	assert_line --partial 'uprobe_pmu_why=no uprobe PMU (/sys/bus/event_source/devices/uprobe/type missing'
 	run -1 --separate-stderr pc trace --attach=perf -c "$fx fire:fx:a1:1" "usdt:$fx:fx:a1"
-	[[ $stderr == *"--attach=perf does not work on this kernel: no uprobe PMU (/sys/bus/event_source/devices/uprobe/type missing: CONFIG_UPROBE_EVENTS, Linux 4.17+)"* ]] ||
+	[[ $stderr == *"--attach=perf does not work here: no uprobe PMU (/sys/bus/event_source/devices/uprobe/type missing: CONFIG_UPROBE_EVENTS, Linux 4.17+)"* ]] ||
 		fail "file or reason not named: $stderr"
 	pc trace --json -c "$fx --oracle $o fire:fx:a1:2" "usdt:$fx:fx:a1" >"$t" 2>"$t.err" ||
 		fail "trace exited $?: $(tail -n 3 "$t.err")"

@@ -861,3 +861,29 @@ fake_qemu() {
 	grep -qF "The traced file's life" <<<"$output" && fail "a filelife section without a filelife run: $output"
 	true
 }
+
+@test "report.results-privileges: results: the privileges suite's '# privs:' lines become a row per run, kernel and caller, a column per mode: ok, needs X, the mode auto chose; a differing paranoid value named; a failed caller FAIL" {
+	local d=$BATS_TEST_TMPDIR f
+	one_page_inputs "$d"
+	hsuite "$d/r" privileges < <(printf '%s\n' '1..2' \
+		'# privs: root:bpf,perfmon paranoid=3 perf refused CAP_SYS_ADMIN' \
+		'# privs: root:bpf,perfmon paranoid=3 tracefs ok tracefs' \
+		'# privs: root:bpf,perfmon paranoid=3 multi ok multi' \
+		'# privs: root:bpf,perfmon paranoid=3 auto ok multi' \
+		'# privs: root:bpf,perfmon paranoid=2 perf ok perf' \
+		'# privs: root:bpf,perfmon paranoid=2 tracefs ok tracefs' \
+		'# privs: root:bpf,perfmon paranoid=2 multi ok multi' \
+		'# privs: root:bpf,perfmon paranoid=2 auto ok multi' \
+		'ok 1 privileges.root-bpf-perfmon: a # in 5 ms' \
+		'not ok 2 privileges.user-bpf: b # in 5 ms')
+	suite "$d/m" old privileges < <(printf '%s\n' '1..1' \
+		'# privs: user:bpf,perfmon paranoid=2 perf refused CAP_PERFMON_or_CAP_SYS_ADMIN' \
+		'# privs: user:bpf,perfmon paranoid=2 auto ok tracefs' \
+		'ok 1 privileges.user-bpf-perfmon: c # in 5 ms')
+	run -0 report results "$d/r" 75 "$d/m"
+	f=$(section "$output" "Capabilities by attach mode")
+	grep -qxF '| `6.18.44-test` (this run) | root, BPF+PERFMON | 3, 2 | needs SYS_ADMIN (at 2: ok) | ok | ok | → multi |' <<<"$f" || fail "this run, root: $f"
+	grep -qxF '| `6.18.44-test` (this run) | uid 65534, BPF | - | **FAIL** | **FAIL** | **FAIL** | **FAIL** |' <<<"$f" || fail "this run, failed: $f"
+	grep -qxF '| old `rel-old` | uid 65534, BPF+PERFMON | 2 | needs PERFMON or SYS_ADMIN | - | - | → tracefs |' <<<"$f" || fail "old: $f"
+	(($(grep -c '^| ' <<<"$f") == 4)) || fail "not a header and three rows: $f"
+}

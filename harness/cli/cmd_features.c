@@ -10,6 +10,8 @@
  * here.  Then the decisions, which are not capabilities:
  *   sites_by_place    1: sites are told apart by place, not cookie (attach.h)
  *   preempt_guard     1: site programs run with preemption off (K5)
+ *   attach_MODE       1: `trace --attach=MODE` can work for this caller
+ *                     (its rows, and its permissions: privileges.bats)
  *   attach_auto       what `trace --attach=auto` picks for -p/-c
  *   attach_auto_all   the same for -a and --follow (no pid filter)
  */
@@ -22,7 +24,7 @@
 
 static void print_row(enum feature_id id)
 {
-	char why[256];
+	char why[400];
 	int has;
 
 	fflush(stdout);         /* probes fork: nothing buffered twice */
@@ -34,12 +36,19 @@ static void print_row(enum feature_id id)
 
 static void print_decisions(void)
 {
-	char why[200];
+	char why[400];
 	int place = attach_site_id(why, sizeof(why)) != ATTACH_ID_COOKIE;
 
 	printf("sites_by_place=%d\nsites_by_place_why=%s\n", place, why);
 	printf("preempt_guard=%d\n", attach_preempt_guard(why, sizeof(why)));
 	printf("preempt_guard_why=%s\n", why);
+	for (const struct attach_ops *const *m = attach_modes; *m; m++) {
+		int ok = (*m)->ao_caps(why, sizeof(why)) >= 0;
+
+		printf("attach_%s=%d\n", (*m)->ao_name, ok);
+		if (!ok)
+			printf("attach_%s_why=%s\n", (*m)->ao_name, why);
+	}
 	printf("attach_auto=%s\n", attach_choose(NULL, 1)->ao_name);
 	printf("attach_auto_all=%s\n", attach_choose(NULL, 0)->ao_name);
 }

@@ -21,7 +21,7 @@ import time
 from collections import namedtuple
 
 from . import check, findings as F, htmlview as V, kdir as K, kernlog, matrix, mutation, results_md
-from . import cases as CS, stacks as S, tracers as T, untouched as U
+from . import cases as CS, privs as PV, stacks as S, tracers as T, untouched as U
 from .errors import ReportError, read_optional
 from .md import esc, first_sentence, secs
 
@@ -312,6 +312,9 @@ def write(results, run, wall, issues, matrices, root):
                         + [(f"{label} `{c.row['release'] or '?'}`", CS.row(S.kernel_tap(c.dir, su), su))
                            for label, c in kernels if not c.infra]
                         + tracer_cases.get(su, []))
+    out += PV.lines([(f"`{rel}` (this run)", PV.row(os.path.join(results, "privileges.tap")))]
+                    + [(f"{label} `{c.row['release'] or '?'}`", PV.row(S.kernel_tap(c.dir, "privileges")))
+                       for label, c in kernels if not c.infra])
     out += caps_section(results, rel, kernels)
     out += tracers_section(confs, root)
     out += failures_section(problems, mats)
