@@ -202,7 +202,7 @@ static const char *tracefs_why(const char *path, uint64_t eff, char *buf,
 const char *privs_why(enum priv_op op, int err, const char *path, char *buf,
 		      size_t len)
 {
-	uint64_t eff = privs_effective();
+	uint64_t eff = privs_effective(), shown;
 	char miss[200], have[300];
 
 	if ((err != -EPERM && err != -EACCES) ||
@@ -211,10 +211,15 @@ const char *privs_why(enum priv_op op, int err, const char *path, char *buf,
 	if (op == PRIV_TRACEFS)
 		return tracefs_why(path, eff, buf, len, pc_strerror(-err));
 	lacking(&rows[op], eff, miss, sizeof(miss));
+	/* Of the caller's, those a tracer's checks ask: the sentence stays
+	 * short of the callers' 400-byte buffers whatever else it has. */
+	shown = CAP(CAP_BPF) | CAP(CAP_PERFMON) | CAP(CAP_SYS_ADMIN);
+	for (int i = 0; i < MAX_CLAUSES; i++)
+		shown |= rows[op].pr_any[i];
 	if (miss[0])
 		snprintf(buf, len, "%s: %s; the caller lacks %s (it has %s)",
 			 pc_strerror(-err), rows[op].pr_what, miss,
-			 privs_names(eff, have, sizeof(have)));
+			 privs_names(eff & shown, have, sizeof(have)));
 	else
 		snprintf(buf, len, "%s: %s; the caller has them, %s",
 			 pc_strerror(-err), rows[op].pr_what, other_reason(op));

@@ -225,7 +225,7 @@ required_keys() {
 	# reason, before any program is loaded; the command never runs.
 	run -1 --separate-stderr pc trace --attach=tracefs -c "touch $BATS_TEST_TMPDIR/ran" \
 		"usdt:$PC_FIXTURES/fx_gcc_O2_pie:fx:a0"
-	[[ $stderr =~ attach:\ --attach=tracefs\ does\ not\ work\ on\ this\ kernel:\ /sys/kernel/tracing/uprobe_events:\ .*\(tracefs\ not\ mounted ]] ||
+	[[ $stderr =~ attach:\ --attach=tracefs\ does\ not\ work\ here:\ /sys/kernel/tracing/uprobe_events:\ .*\(tracefs\ not\ mounted ]] ||
 		fail "not refused with the row's reason: $stderr"
 	[[ ! -e $BATS_TEST_TMPDIR/ran ]] || fail "the command ran"
 }
@@ -272,8 +272,8 @@ required_keys() {
 		assert_line "$k=0"
 	done
 	# A key of any length is one; the row's reason names it and is kept
-	# whole up to the registry's 255 characters: 44 + 210 + ')' fit.
-	k=k$(printf 'x%.0s' {1..209})
+	# whole up to the registry's 399 characters: 44 + 354 + ')' fit.
+	k=k$(printf 'x%.0s' {1..353})
 	PROBECHECK_FEATURE_FAKE=$k run -0 pc features
 	assert_line "${k}_why=fake row for tests (PROBECHECK_FEATURE_FAKE=$k)"
 	PROBECHECK_FEATURE_FAKE=${k}y run -0 pc features

@@ -138,6 +138,32 @@ static void tracefs(void)
 	rmdir(dir);
 }
 
+/* Every sentence fits the callers' 400-byte buffers (their why[400])
+ * with room for a prefix of 100 (ci/mutants-equivalent relies on it):
+ * a caller with every capability but the one asked lists only those the
+ * tracer's checks ask, and the longest errno text is kept. */
+static void lengths(void)
+{
+	const unsigned long long all = (1ULL << 41) - 1;
+	const unsigned long long sets[] = { 0, all & ~BIT(SYS_ADMIN), all,
+		all & ~BIT(SYS_ADMIN) & ~BIT(BPF) & ~BIT(PERFMON) };
+	size_t longest = 0;
+
+	for (int op = PRIV_BPF; op <= PRIV_PROC_MAP_FILES; op++)
+		for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+			const char *w = why_as(sets[i], op, -EPERM,
+					       "/sys/kernel/debug/tracing/uprobe_events");
+
+			if (w && strlen(w) > longest)
+				longest = strlen(w);
+		}
+	UNIT_TRUE(longest > 250 && longest < 300,
+		  "the longest sentence is 250 to 299 characters (293 measured)");
+	UNIT_TRUE(has(why_as(all & ~BIT(SYS_ADMIN), PRIV_PERF_UPROBE, -EPERM, NULL),
+		      "(it has CAP_BPF, CAP_PERFMON)"),
+		  "of a caller's capabilities, only those the checks ask are listed");
+}
+
 static void names(void)
 {
 	char n[200];
@@ -161,6 +187,7 @@ int main(void)
 	perf_rows();
 	memlock();
 	tracefs();
+	lengths();
 	names();
 	return unit_done();
 }
