@@ -418,11 +418,16 @@ mutate-heldout:
 # host's last `make check` results when there are any, else the matrix's
 # own host run, followed by every matrix in $(O)/matrix* (MATRIX_DIR names
 # this run's: several runs with different suites each get a section).
+# MATRIX_TIMEOUT: each guest's limit in seconds (matrix -t; default its
+# own): CI sets what is left of its budget, so that a slow guest ends as
+# INFRA with the suites it finished, reported, instead of a killed step.
 MATRIX_DIR ?= $(O)/matrix
 MATRIX_JOBS ?= $(shell nproc)
 MATRIX_GUEST_JOBS ?= 1
+MATRIX_TIMEOUT ?=
 matrix: all
-	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/matrix -j $(MATRIX_JOBS) -J $(MATRIX_GUEST_JOBS) -o $(MATRIX_DIR); st=$$?; \
+	$(Q)PROBECHECK_BUILD=$(ABS_O) ./harness/kernels/matrix -j $(MATRIX_JOBS) -J $(MATRIX_GUEST_JOBS) \
+		$(if $(MATRIX_TIMEOUT),-t $(MATRIX_TIMEOUT)) -o $(MATRIX_DIR); st=$$?; \
 	r=$(RESULTS_DIR); w=$$(cat $$r/wall_s 2>/dev/null); \
 	if [ ! -f $$r/suites.tsv ]; then r=$(MATRIX_DIR)/host/results/r1/all; w=$$(cat $(MATRIX_DIR)/host/wall_s 2>/dev/null); fi; \
 	if [ ! -f $$r/suites.tsv ]; then \

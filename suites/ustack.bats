@@ -310,6 +310,9 @@ us_stacks() {
 }
 
 @test "ustack.depth-limit: --ustack=2 keeps the 2 innermost frames, exact; --ustack alone keeps the whole chain" {
+	# The depth is the size of the tracer's buffer for bpf_get_stack,
+	# which every kernel since 4.18 fills the same way.
+	us_host_only
 	us_requires
 	local t=$BATS_TEST_TMPDIR/t
 	US_DEPTH=2 us_run "$t.2" O2_fp fs:deep run:2
@@ -363,12 +366,15 @@ us_planted() {
 	us_planted "$t" empty '.[] | .ustack = []' 'an empty stack'
 }
 
-@test "ustack.attach-churn: stacks at a USDT probe while a second tracer, taking stacks at entry and return probes, attaches and detaches 10 times over 50 calls each: every event and stack of both exact, the program unharmed" {
+@test "ustack.attach-churn: stacks at a USDT probe while a second tracer, taking stacks at entry and return probes, attaches and detaches 10 times over 50 calls each (3 times in the core matrix): every event and stack of both exact, the program unharmed" {
 	us_requires func
 	# The second tracer is stopped once it has printed events.
 	requires tracer:live
-	local bin t=$BATS_TEST_TMPDIR/t go fin rounds pid i st=0
+	local bin t=$BATS_TEST_TMPDIR/t go fin rounds pid i st=0 n=10
 	local a_pid a_out
+	# In a TCG guest a round is ~15 s: 3 still attach and detach under
+	# a steady tracer's stacks, which is what a kernel may get wrong.
+	[[ -z ${PC_VARIANTS:-} ]] || n=3
 	bin=$(us_file fx_stack_O2_fp)
 	go=$(pc_fifo go) fin=$(pc_fifo fin) rounds=$(pc_fifo rounds)
 	pc_spawn pid "$bin" --oracle "$t.o" "ready:$t.ready" "wait:$go" "rounds:$rounds:50" maps:now "ready:$t.done" "wait:$fin"
@@ -376,7 +382,7 @@ us_planted() {
 	pc_trace_bg "$t" --json --args 2 --ustack -p "$pid" "usdt:$bin:fs:deep"
 	a_pid=$PC_TRACE_PID a_out=$PC_TRACE_OUT
 	pc_fifo_write "$go" go
-	for ((i = 0; i < 10; i++)); do
+	for ((i = 0; i < n; i++)); do
 		pc_trace_bg "$t.b$i" --json --args 2 --ustack -p "$pid" "pid:$bin:fs_leaf:entry" "pid:$bin:fs_leaf:return"
 		pc_fifo_write "$rounds" go
 		# Detached after its first events, while the round's calls
@@ -391,7 +397,7 @@ us_planted() {
 	pc_fifo_write "$rounds" end
 	pc_wait_file "$t.done"
 	PC_TRACE_PID=$a_pid PC_TRACE_OUT=$a_out PC_TRACE_ERR=$a_out.err
-	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$t" 500 || pc_log "$(wc -l <"$t") of 500 events before the wait ended"
+	pc_wait_until "$PC_TIMEOUT" pc_lines_at_least "$t" $((n * 50)) || pc_log "$(wc -l <"$t") of $((n * 50)) events before the wait ended"
 	pc_fifo_write "$fin" go
 	wait "$pid" || st=$?
 	((st == 0)) || fail "fixture exit status $st"
