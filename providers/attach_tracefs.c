@@ -502,7 +502,8 @@ void tfs_release(struct tfs_entry **ents, size_t n)
 static int tfs_caps(char *why, size_t len)
 {
 	if (!feature_has(FEATURE_TRACEFS, why, len) ||
-	    !feature_has(FEATURE_BPF_TRACING, why, len))
+	    !feature_has(FEATURE_BPF_TRACING, why, len) ||
+	    !feature_has(FEATURE_PERF_EVENT, why, len))
 		return -EOPNOTSUPP;
 	return ATTACH_CAP_NAMED;
 }

@@ -96,6 +96,10 @@ static const struct feature_row rows[FEATURE_FAKE] = {
 	[FEATURE_PERF_UPROBE] = { "perf_uprobe", feature_probe_perf_uprobe,
 		"the uprobe PMU; CAP_PERFMON, or CAP_SYS_ADMIN with the fix for "
 		"CVE-2025-38466" },
+	/* The gate of every perf_event_open (tracefs events too):
+	 * kernel.perf_event_paranoid; at 3 (Debian's) CAP_SYS_ADMIN. */
+	[FEATURE_PERF_EVENT] = { "perf_event", feature_probe_perf_event,
+		"CAP_PERFMON, or CAP_SYS_ADMIN where kernel.perf_event_paranoid is 3" },
 };
 
 #define FAKE_ENV "PROBECHECK_FEATURE_FAKE"

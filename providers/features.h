@@ -53,6 +53,7 @@ enum feature_id {
 	FEATURE_SLEEPABLE_UPROBE,       /* sleepable_uprobe */
 	FEATURE_BPF_TRACING,            /* bpf_tracing: for this caller */
 	FEATURE_PERF_UPROBE,            /* perf_uprobe: for this caller */
+	FEATURE_PERF_EVENT,             /* perf_event: for this caller */
 	FEATURE_FAKE,                   /* PROBECHECK_FEATURE_FAKE's row, if set */
 };
 
@@ -85,7 +86,7 @@ void feature_note(enum feature_id id, int r, const char *why);
 /* features_sys.c */
 feature_probe_fn feature_probe_root, feature_probe_btf, feature_probe_tracefs,
 	feature_probe_uprobe_pmu, feature_probe_ref_ctr_offset,
-	feature_probe_perf_uprobe;
+	feature_probe_perf_uprobe, feature_probe_perf_event;
 /* features_bpf.c */
 feature_probe_fn feature_probe_bpf, feature_probe_bpf_cookie,
 	feature_probe_kernel_btf, feature_probe_sleepable,

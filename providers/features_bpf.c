@@ -148,6 +148,23 @@ int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
 	return id == FEATURE_BPF_FIND_VMA ? fv : pd;
 }
 
+/*
+ * Where the kernel's vmlinux BTF lacks the site program's weak kfunc
+ * (bpf_preempt_disable), libbpf 1.1 looks for it in the modules' BTF and
+ * fails the whole load if it may not list them (-EPERM without
+ * CAP_SYS_ADMIN; later libbpf skips them).  0, or -EPERM when that
+ * listing is refused.
+ */
+static int module_btf_listable(void)
+{
+	__u32 id;
+
+	if (feature_has(FEATURE_BPF_PREEMPT_DISABLE, NULL, 0) ||
+	    !bpf_btf_get_next_id(0, &id) || errno != EPERM)
+		return 0;
+	return -EPERM;
+}
+
 /* The least a session loads: an array map and a kprobe-type program.
  * Refused, the reason names the capability the caller lacks. */
 int feature_probe_bpf_tracing(enum feature_id id, char *why, size_t len)
@@ -170,7 +187,13 @@ int feature_probe_bpf_tracing(enum feature_id id, char *why, size_t len)
 	}
 	if (!err) {
 		close(fd);
-		return 1;
+		err = module_btf_listable();
+		what = "BPF_BTF_GET_NEXT_ID (libbpf's kfunc lookup)";
+		if (!err)
+			return 1;
+		privs_why(PRIV_BTF_MODULES, err, NULL, r, sizeof(r));
+		snprintf(why, len, "%s: %s", what, r);
+		return 0;
 	}
 	if (!privs_why(PRIV_BPF, err, NULL, r, sizeof(r)))
 		snprintf(r, sizeof(r), "%s", pc_strerror(-err));

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include "features.h"
 #include "log.h"
 #include "privs.h"
@@ -122,5 +124,27 @@ int feature_probe_perf_uprobe(enum feature_id id, char *why, size_t len)
 	if (!privs_why(PRIV_PERF_UPROBE, fd, NULL, r, sizeof(r)))
 		snprintf(r, sizeof(r), "%s", pc_strerror(-fd));
 	snprintf(why, len, "perf_event_open of a uprobe on the PMU: %s", r);
+	return 0;
+}
+
+/* A software event on ourselves: what kernel.perf_event_paranoid lets this
+ * caller open at all (Debian's level 3 asks CAP_SYS_ADMIN of any). */
+int feature_probe_perf_event(enum feature_id id, char *why, size_t len)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1 };
+	char r[400];
+	int fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	fd = -errno;
+	if (!privs_why(PRIV_PERF_EVENT, fd, NULL, r, sizeof(r)))
+		snprintf(r, sizeof(r), "%s", pc_strerror(-fd));
+	snprintf(why, len, "perf_event_open of a software event: %s", r);
 	return 0;
 }

@@ -15,11 +15,17 @@
  *    5.10.240, 6.1.146, 6.12.39): the row asks CAP_SYS_ADMIN, which holds
  *    on either.
  *  - a tracefs event through perf_event_open: perfmon_capable() unless
- *    kernel.perf_event_paranoid allows it.
+ *    kernel.perf_event_paranoid allows it; at 3, Debian's default (its
+ *    patch "perf: Add sysctl to disallow all unprivileged use"), any
+ *    perf_event_open asks capable(CAP_SYS_ADMIN): measured on Debian
+ *    5.10.0-46 and 6.12.118 as root with CAP_BPF and CAP_PERFMON.
  *  - /proc/PID/map_files: CAP_SYS_ADMIN, or CAP_CHECKPOINT_RESTORE (5.9+),
  *    in the initial user namespace.
  *  - uprobe_events: the file's permission bits (root, 0600): its owner or
  *    CAP_DAC_OVERRIDE.
+ *  - libbpf 1.1 (Debian 12's) resolving a kfunc the vmlinux BTF lacks:
+ *    it lists the modules' BTF (BPF_BTF_GET_NEXT_ID: CAP_SYS_ADMIN) and
+ *    fails the whole load when refused (measured on Debian 6.1.0-57).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -28,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/perf_event.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -75,10 +82,18 @@ static const struct priv_row rows[] = {
 		"needs CAP_PERFMON (or CAP_SYS_ADMIN) unless "
 		"kernel.perf_event_paranoid allows it",
 		{ CAP(CAP_PERFMON) | CAP(CAP_SYS_ADMIN) } },
+	[PRIV_PERF_EVENT] = { "a perf event needs CAP_PERFMON (or "
+		"CAP_SYS_ADMIN) unless kernel.perf_event_paranoid allows it",
+		{ CAP(CAP_PERFMON) | CAP(CAP_SYS_ADMIN) } },
 	[PRIV_PROC_MAP_FILES] = { "another process's deleted or memfd file, "
 		"opened through /proc/PID/map_files, needs CAP_SYS_ADMIN (or "
 		"CAP_CHECKPOINT_RESTORE, 5.9+)",
 		{ CAP(CAP_SYS_ADMIN) | CAP(CAP_CHECKPOINT_RESTORE) } },
+	[PRIV_BTF_MODULES] = { "the program's kfunc bpf_preempt_disable is not "
+		"in this kernel's vmlinux BTF (Linux 6.10+), so libbpf 1.1 "
+		"lists the modules' BTF for it, and BPF_BTF_GET_NEXT_ID needs "
+		"CAP_SYS_ADMIN",
+		{ CAP(CAP_SYS_ADMIN) } },
 	[PRIV_TRACEFS] = { NULL, { CAP(CAP_DAC_OVERRIDE) } },
 };
 
@@ -199,6 +214,35 @@ static const char *tracefs_why(const char *path, uint64_t eff, char *buf,
 	return buf;
 }
 
+/* A perf event refused at kernel.perf_event_paranoid 3 to a caller without
+ * CAP_SYS_ADMIN: Debian's level, whatever else the caller has.  Only
+ * where 3 means that (a software event on ourselves refused too): the
+ * mainline kernel takes 3 as 2. */
+static int paranoid_3(enum priv_op op, uint64_t eff)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1 };
+	FILE *f;
+	int level = 0, fd;
+
+	if ((op != PRIV_PERF_EVENT && op != PRIV_PERF_TRACEPOINT &&
+	     op != PRIV_PERF_UPROBE) || (eff & CAP(CAP_SYS_ADMIN)))
+		return 0;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &level) != 1)
+		level = 0;
+	fclose(f);
+	if (level < 3)
+		return 0;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 && errno == EACCES;
+}
+
 const char *privs_why(enum priv_op op, int err, const char *path, char *buf,
 		      size_t len)
 {
@@ -210,6 +254,14 @@ const char *privs_why(enum priv_op op, int err, const char *path, char *buf,
 		return NULL;
 	if (op == PRIV_TRACEFS)
 		return tracefs_why(path, eff, buf, len, pc_strerror(-err));
+	if (paranoid_3(op, eff)) {
+		snprintf(buf, len, "%s: kernel.perf_event_paranoid is 3 (Debian's "
+			 "default): every perf_event_open needs CAP_SYS_ADMIN; the "
+			 "caller lacks CAP_SYS_ADMIN (it has %s)", pc_strerror(-err),
+			 privs_names(eff & (CAP(CAP_BPF) | CAP(CAP_PERFMON)), have,
+				     sizeof(have)));
+		return buf;
+	}
 	lacking(&rows[op], eff, miss, sizeof(miss));
 	/* Of the caller's, those a tracer's checks ask: the sentence stays
 	 * short of the callers' 400-byte buffers whatever else it has. */

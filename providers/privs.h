@@ -19,8 +19,10 @@ enum priv_op {
 	PRIV_BPF,               /* maps, kprobe-type programs, uprobe_multi links */
 	PRIV_PERF_UPROBE,       /* perf_event_open on the uprobe PMU */
 	PRIV_PERF_TRACEPOINT,   /* perf_event_open on a tracefs uprobe event */
+	PRIV_PERF_EVENT,        /* any perf_event_open (the paranoid level's gate) */
 	PRIV_TRACEFS,           /* writing tracefs's uprobe_events */
 	PRIV_PROC_MAP_FILES,    /* /proc/PID/map_files (deleted and memfd objects) */
+	PRIV_BTF_MODULES,       /* libbpf listing the modules' BTF for a kfunc */
 };
 
 /*

@@ -261,6 +261,10 @@ int session_open(const struct session_opts *o, struct pc_session **out)
 		const char *why = privs_why(PRIV_BPF, err, NULL, buf,
 					    sizeof(buf));
 
+		/* libbpf's own refusals come back as EINVAL: the registry's
+		 * experiment names what this caller lacks, if it is that. */
+		if (!why && !feature_has(FEATURE_BPF_TRACING, buf, sizeof(buf)))
+			why = buf;
 		pc_err("bpf: cannot load the BPF program: %s",
 		       why ? why : pc_strerror(-err));
 		goto fail;

@@ -108,6 +108,14 @@ pv_mode() {
 	fi
 	((st == 1)) || { fail "$mode: features says no ($why), the trace exited $st, not 1: $(tail -n 2 "$t.err")"; return 1; }
 	[[ ! -s $t ]] || { fail "$mode: refused, yet printed events: $(head -n 2 "$t")"; return 1; }
+	if [[ -z $(pv_lacks "$why") ]] && grep -qx "attach_$mode=0" "$PV_ROOT"; then
+		# Root cannot either, and no capability is said to be
+		# missing: the kernel's refusal, said as root's.
+		grep -qF "does not work here: $(sed -n "s/^attach_${mode}_why=//p" "$PV_ROOT")" "$t.err" ||
+			{ fail "$mode: refused for root too, but not with root's reason: $(cat "$t.err")"; return 1; }
+		echo "# privs: $PV_ID $2 $mode refused kernel" >&3
+		return 0
+	fi
 	pv_names_lacking "$why" || return 1
 	pv_names_lacking "$(cat "$t.err")" || return 1
 	echo "# privs: $PV_ID $2 $mode refused $(pv_lacks "$why" | tr ' ' '_')" >&3
@@ -119,7 +127,8 @@ pv_mode() {
 pv_caller() {
 	local -a PC_WRAP PV_CAPS
 	local p found
-	PV_ID=$1 PV_WANT=${2:-}
+	PV_ID=$1 PV_WANT=${2:-} PV_ROOT=$BATS_TEST_TMPDIR/features.root
+	pc features >"$PV_ROOT" || { fail "features as root exited $?"; return 1; }
 	pv_dir && pv_wrap "$1" || return 1
 	found=$(</proc/sys/kernel/perf_event_paranoid)
 	for p in "$found" 2; do

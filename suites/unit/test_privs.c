@@ -70,6 +70,9 @@ static void perf_rows(void)
 		  "with SYS_ADMIN: another check refused");
 	w = why_as(BIT(BPF), PRIV_PERF_TRACEPOINT, -EACCES, NULL);
 	UNIT_TRUE(has(w, "lacks CAP_PERFMON or CAP_SYS_ADMIN"), "a tracefs event: PERFMON");
+	w = why_as(BIT(BPF) | BIT(PERFMON), PRIV_BTF_MODULES, -EPERM, NULL);
+	UNIT_TRUE(has(w, "BPF_BTF_GET_NEXT_ID needs CAP_SYS_ADMIN; the caller lacks CAP_SYS_ADMIN"),
+		  "libbpf's module BTF listing: SYS_ADMIN");
 	w = why_as(0, PRIV_PROC_MAP_FILES, -EPERM, NULL);
 	UNIT_TRUE(has(w, "lacks CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN"),
 		  "map_files: CHECKPOINT_RESTORE or SYS_ADMIN");
@@ -149,7 +152,7 @@ static void lengths(void)
 		all & ~BIT(SYS_ADMIN) & ~BIT(BPF) & ~BIT(PERFMON) };
 	size_t longest = 0;
 
-	for (int op = PRIV_BPF; op <= PRIV_PROC_MAP_FILES; op++)
+	for (int op = PRIV_BPF; op <= PRIV_BTF_MODULES; op++)
 		for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
 			const char *w = why_as(sets[i], op, -EPERM,
 					       "/sys/kernel/debug/tracing/uprobe_events");

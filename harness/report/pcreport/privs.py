@@ -32,6 +32,8 @@ def outcome(kind, what):
     """A cell's word for one mode."""
     if kind == "ok":
         return "ok"
+    if what == "kernel":
+        return "no (kernel)"
     return "needs " + (what.replace("CAP_", "").replace("_or_", " or ").replace("_and_", " and ")
                        if what else "?")
 
@@ -96,7 +98,7 @@ def lines(runs):
            "bounding set, or uid 65534 with ambient capabilities) through each attach mode, at each "
            "`kernel.perf_event_paranoid` value listed (as found, then 2). `ok`: events exactly the "
            "fixture's, as `probecheck features` predicted; `needs X`: refused before attaching, the error "
-           "naming X, which the caller lacks; `→ M`: the mode auto chose. **`FAIL`** · `skip`.",
+           "naming X, which the caller lacks; `no (kernel)`: root cannot either; `→ M`: the mode auto chose. **`FAIL`** · `skip`.",
            "", "| run | caller | paranoid | " + " | ".join(MODES) + " |", "|---|---|---|" + "---|" * len(MODES)]
     for label, r in runs:
         for caller, c in r:
