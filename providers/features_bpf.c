@@ -149,6 +149,32 @@ int feature_probe_kernel_btf(enum feature_id id, char *why, size_t len)
 }
 
 /*
+ * Does the kernel have module BTF?  libbpf's own test (probe_module_btf):
+ * the name field of a BTF object's info came with it (Linux 5.11).  Only
+ * then does libbpf list the modules' BTF; 5.10 has none to list.
+ */
+static int module_btf_supported(void)
+{
+	struct btf *btf = btf__new_empty();
+	struct bpf_btf_info info;
+	__u32 len = sizeof(info);
+	char name[16];
+	int ok = 0;
+
+	if (!btf)
+		return 0;
+	if (btf__add_int(btf, "int", 4, BTF_INT_SIGNED) > 0 &&
+	    !btf__load_into_kernel(btf)) {
+		memset(&info, 0, sizeof(info));
+		info.name = (__u64)(unsigned long)name;
+		info.name_len = sizeof(name);
+		ok = !bpf_obj_get_info_by_fd(btf__fd(btf), &info, &len);
+	}
+	btf__free(btf);
+	return ok;
+}
+
+/*
  * Where the kernel's vmlinux BTF lacks the site program's weak kfunc
  * (bpf_preempt_disable), libbpf 1.1 looks for it in the modules' BTF and
  * fails the whole load if it may not list them (-EPERM without
@@ -160,6 +186,7 @@ static int module_btf_listable(void)
 	__u32 id;
 
 	if (feature_has(FEATURE_BPF_PREEMPT_DISABLE, NULL, 0) ||
+	    !module_btf_supported() ||
 	    !bpf_btf_get_next_id(0, &id) || errno != EPERM)
 		return 0;
 	return -EPERM;
