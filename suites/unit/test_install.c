@@ -106,10 +106,39 @@ static void test_site_past_end(void)
 	unlink(path);
 }
 
+/* A site on the file's last byte: one byte to read, which is enough to
+ * judge it (not installed here, no uprobe), never a read error (mutant
+ * b767134e of draw fresh-20261207-e took a 1-byte read for a failure). */
+static void test_site_last_byte(void)
+{
+	char path[] = "/tmp/pc-install.XXXXXX";
+	unsigned char bytes[64];
+	struct site_set ss = { 0 };
+	int fd = mkstemp(path), rc;
+
+	if (fd < 0) {
+		UNIT_TRUE(0, "mkstemp");
+		return;
+	}
+	memset(bytes, 0x90, sizeof(bytes));
+	UNIT_TRUE(write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "write the object");
+	close(fd);
+	add(&ss, path, sizeof(bytes) - 1);
+	unit_capture(1);
+	rc = install_check_here(&ss, 0, NULL);
+	unit_capture(0);
+	UNIT_EQ_INT(rc, -PC_ENOTSUPP, "a site on the last byte: read, judged not installed");
+	UNIT_TRUE(strstr(unit_captured, "offset 0x3f (") && strstr(unit_captured, "not installed"),
+		  "its message names the site and says not installed");
+	site_set_free(&ss);
+	unlink(path);
+}
+
 int main(void)
 {
 	test_one_mapping_per_object();
 	test_own_int3();
 	test_site_past_end();
+	test_site_last_byte();
 	return unit_done();
 }
