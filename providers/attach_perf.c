@@ -125,7 +125,7 @@ void attach_site_error(const struct site *st, int err, enum priv_op op)
 
 static int perf_open(const struct attach_req *r)
 {
-	char why[200];
+	char why[400];
 	int err = perf_caps(why, sizeof(why));
 
 	if (err < 0) {
