@@ -66,7 +66,8 @@ sh_check() {
 }
 
 @test "sharing.staggered-tracers: two probecheck tracers and libbpf's attach and detach in turn on one semaphore site: each sees exactly the hits of its own span, the semaphore counts while any holds it and is 0 after" {
-	requires ref_ctr_offset
+	# libbpf's USDT attach reads each site's spec by bpf_cookie (5.15+).
+	requires ref_ctr_offset bpf_cookie
 	local -a T v
 	local i a s
 	FX=$(fx_bin gcc_O2_pie)
