@@ -54,24 +54,36 @@ static void test_one_mapping_per_object(void)
 	site_set_free(&ss);
 }
 
+/* A 64-byte object of nops at PATH (a mkstemp template), with an int3 at
+ * @int3_at unless it is negative.  0, or -1 (said as a failed check). */
+static int nop_object(char *path, int int3_at)
+{
+	unsigned char bytes[64];
+	int fd = mkstemp(path), ok;
+
+	if (fd < 0) {
+		UNIT_TRUE(0, "mkstemp");
+		return -1;
+	}
+	memset(bytes, 0x90, sizeof(bytes));
+	if (int3_at >= 0)
+		bytes[int3_at] = 0xcc;
+	ok = write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes);
+	UNIT_TRUE(ok, "write the object");
+	close(fd);
+	return ok ? 0 : -1;
+}
+
 /* An int3 that is the file's own byte (a program's own breakpoint, or a
  * file rewritten by a debugger) says nothing of a uprobe: the site reads
  * as not installed, unlike a 0xcc over any other byte (the kernel's). */
 static void test_own_int3(void)
 {
 	char path[] = "/tmp/pc-install.XXXXXX";
-	unsigned char bytes[64];
 	struct site_set ss = { 0 };
-	int fd = mkstemp(path);
 
-	if (fd < 0) {
-		UNIT_TRUE(0, "mkstemp");
+	if (nop_object(path, 16))
 		return;
-	}
-	memset(bytes, 0x90, sizeof(bytes));
-	bytes[16] = 0xcc;
-	UNIT_TRUE(write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "write the object");
-	close(fd);
 	add(&ss, path, 16);
 	UNIT_EQ_INT(install_check_here(&ss, 0, NULL), -PC_ENOTSUPP,
 		    "a site on the file's own int3 (0xcc in the file too): not installed");
@@ -84,18 +96,12 @@ static void test_own_int3(void)
 static void test_site_past_end(void)
 {
 	char path[] = "/tmp/pc-install.XXXXXX";
-	unsigned char bytes[64];
 	struct site_set ss = { 0 };
-	int fd = mkstemp(path), rc;
+	int rc;
 
-	if (fd < 0) {
-		UNIT_TRUE(0, "mkstemp");
+	if (nop_object(path, -1))
 		return;
-	}
-	memset(bytes, 0x90, sizeof(bytes));
-	UNIT_TRUE(write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "write the object");
-	close(fd);
-	add(&ss, path, sizeof(bytes));
+	add(&ss, path, 64);
 	unit_capture(1);
 	rc = install_check_here(&ss, 0, NULL);
 	unit_capture(0);
@@ -112,18 +118,12 @@ static void test_site_past_end(void)
 static void test_site_last_byte(void)
 {
 	char path[] = "/tmp/pc-install.XXXXXX";
-	unsigned char bytes[64];
 	struct site_set ss = { 0 };
-	int fd = mkstemp(path), rc;
+	int rc;
 
-	if (fd < 0) {
-		UNIT_TRUE(0, "mkstemp");
+	if (nop_object(path, -1))
 		return;
-	}
-	memset(bytes, 0x90, sizeof(bytes));
-	UNIT_TRUE(write(fd, bytes, sizeof(bytes)) == (ssize_t)sizeof(bytes), "write the object");
-	close(fd);
-	add(&ss, path, sizeof(bytes) - 1);
+	add(&ss, path, 63);
 	unit_capture(1);
 	rc = install_check_here(&ss, 0, NULL);
 	unit_capture(0);
