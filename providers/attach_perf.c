@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <unistd.h>
-#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -30,7 +29,7 @@ static int perf_caps(char *why, size_t len)
 	if (!feature_has(FEATURE_UPROBE_PMU, why, len) ||
 	    !feature_has(FEATURE_BPF_TRACING, why, len))
 		return -EOPNOTSUPP;
-	if (!(privs_effective() & (1ULL << CAP_SYS_ADMIN)) &&
+	if (!privs_sys_admin() &&
 	    !feature_has(FEATURE_PERF_UPROBE, why, len))
 		return -EACCES;
 	return 0;

@@ -43,7 +43,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/capability.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -510,7 +509,7 @@ static int tfs_caps(char *why, size_t len)
 	 * refuse it: with CAP_SYS_ADMIN no level does, and the experiment
 	 * would be one more perf_event_open before the sites' (the faults
 	 * suites stop the tracer at the Nth). */
-	if (!(privs_effective() & (1ULL << CAP_SYS_ADMIN)) &&
+	if (!privs_sys_admin() &&
 	    !feature_has(FEATURE_PERF_EVENT, why, len))
 		return -EACCES;
 	return ATTACH_CAP_NAMED;

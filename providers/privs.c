@@ -135,6 +135,11 @@ static const char *join_caps(uint64_t caps, const char *sep, char *buf,
 	return buf;
 }
 
+int privs_sys_admin(void)
+{
+	return !!(privs_effective() & CAP(CAP_SYS_ADMIN));
+}
+
 const char *privs_names(uint64_t caps, char *buf, size_t len)
 {
 	return join_caps(caps, ", ", buf, len);

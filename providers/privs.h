@@ -39,6 +39,10 @@ const char *privs_why(enum priv_op op, int err, const char *path, char *buf,
  * replaces the answer (unit tests: a caller with any set). */
 uint64_t privs_effective(void);
 
+/* 1 if the caller has CAP_SYS_ADMIN, which every check of the table
+ * accepts: the attach modes skip their permission experiments then. */
+int privs_sys_admin(void);
+
 /* "CAP_BPF, CAP_PERFMON" for the bits of @caps (the first unknown
  * ones as numbers); "none" for 0. */
 const char *privs_names(uint64_t caps, char *buf, size_t len);

@@ -179,6 +179,9 @@ static void names(void)
 		    "an unnamed one by number");
 	setenv("PROBECHECK_PRIVS_CAPS", "8000000000", 1);
 	UNIT_TRUE(privs_effective() == BIT(BPF), "the override is hex");
+	UNIT_TRUE(!privs_sys_admin(), "BPF alone: no CAP_SYS_ADMIN");
+	setenv("PROBECHECK_PRIVS_CAPS", "200000", 1);
+	UNIT_TRUE(privs_sys_admin(), "bit 21: CAP_SYS_ADMIN");
 	unsetenv("PROBECHECK_PRIVS_CAPS");
 	UNIT_TRUE(getuid() || (privs_effective() & BIT(SYS_ADMIN)),
 		  "root's own set (capget) has CAP_SYS_ADMIN");
