@@ -26,13 +26,7 @@ CTR_FX=$PC_FIXTURES/fx_gcc_O2_static
 # use.  Not under BATS_TEST_TMPDIR (0700): a user namespace's root (uid
 # 100000 here) must reach the layers and the ready files.
 ctr_dir() {
-	if [[ -z ${CTR_DIR:-} ]]; then
-		# /tmp (1777), not TMPDIR: every directory above must be
-		# searchable by the user namespace's root.
-		CTR_DIR=$(mktemp -d /tmp/pc-ctr.XXXXXX) || { fail "ctr_dir: mktemp failed"; return 1; }
-		chmod 0755 "$CTR_DIR"
-		pc_on_teardown rm -rf "$CTR_DIR"
-	fi
+	pc_shared_dir CTR_DIR ctr 0755
 }
 
 # ctr_lower VAR [--userns]: a container image: VAR gets its directory,

@@ -28,11 +28,7 @@ PC_REQUIRES=(root uprobe_pmu bpf btf)
 # pv_dir: a directory the unprivileged caller can write its oracle into
 # (/tmp: every directory above a test's own is root's, 0700).
 pv_dir() {
-	if [[ -z ${PV_DIR:-} ]]; then
-		PV_DIR=$(mktemp -d /tmp/pc-privs.XXXXXX) || { fail "pv_dir: mktemp failed"; return 1; }
-		chmod 1777 "$PV_DIR"
-		pc_on_teardown rm -rf "$PV_DIR"
-	fi
+	pc_shared_dir PV_DIR privs 1777
 }
 
 # pv_paranoid N: kernel.perf_event_paranoid set to N until the test ends.

@@ -422,6 +422,19 @@ pc_kill() {
 	pc_log "killed $pid with SIG$sig: status $PC_KILL_STATUS"
 }
 
+# pc_shared_dir VAR NAME MODE: VAR gets a directory /tmp/pc-NAME.XXXXXX
+# with MODE, removed at teardown; made once a test (VAR already set: kept).
+# /tmp, not the test's own directory: every directory above that one is
+# root's, 0700, and a container's root or an unprivileged caller must
+# reach this one.
+pc_shared_dir() {
+	local -n _pc_shared_dir=$1
+	[[ -z ${_pc_shared_dir:-} ]] || return 0
+	_pc_shared_dir=$(mktemp -d "/tmp/pc-$2.XXXXXX") || { fail "pc_shared_dir: mktemp failed"; return 1; }
+	chmod "$3" "$_pc_shared_dir"
+	pc_on_teardown rm -rf "$_pc_shared_dir"
+}
+
 # pc_on_teardown CMD...: run CMD at teardown, before the invariant check
 # (last registered runs first).  For stopping what the test started.
 pc_on_teardown() {
